@@ -1,0 +1,29 @@
+#pragma once
+// Each subcommand lives in its own file and registers itself on the root app through one
+// of these functions. A callback reports its exit status through `exit_code`; errors are
+// thrown as envlock::Error and turned into a message and exit code by main.cpp.
+#include <CLI/CLI.hpp>
+
+namespace envlock::cli {
+
+void add_resolve(CLI::App& app, int& exit_code);
+void add_install(CLI::App& app, int& exit_code);
+void add_verify(CLI::App& app, int& exit_code);
+void add_doctor(CLI::App& app, int& exit_code);
+void add_detect(CLI::App& app, int& exit_code);
+void add_check(CLI::App& app, int& exit_code);
+void add_why(CLI::App& app, int& exit_code);
+void add_run(CLI::App& app, int& exit_code);
+void add_inspect(CLI::App& app, int& exit_code);
+void add_index(CLI::App& app, int& exit_code);
+void add_spec(CLI::App& app, int& exit_code);
+
+// `inspect` is split by topic: version/match/requirement/wheel (inspect_versions.cpp) and
+// gpu/driver/cuda/torch/advisories (inspect_knowledge.cpp).
+void add_inspect_versions(CLI::App& inspect, int& exit_code);
+void add_inspect_knowledge(CLI::App& inspect, int& exit_code);
+
+// For subcommands whose issue has not landed: says so plainly and exits 2, no fake output.
+[[noreturn]] void not_implemented(const std::string& command);
+
+}  // namespace envlock::cli

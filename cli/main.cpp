@@ -1,0 +1,39 @@
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "resolver/errors.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"envlock: lock and install deep-learning paper environments for the GPU machine at hand"};
+    app.name("envlock");
+    app.set_version_flag("--version", std::string("envlock ") + ENVLOCK_VERSION);
+    app.require_subcommand(1);
+
+    int exit_code = 0;
+    envlock::cli::add_resolve(app, exit_code);
+    envlock::cli::add_install(app, exit_code);
+    envlock::cli::add_verify(app, exit_code);
+    envlock::cli::add_doctor(app, exit_code);
+    envlock::cli::add_detect(app, exit_code);
+    envlock::cli::add_check(app, exit_code);
+    envlock::cli::add_why(app, exit_code);
+    envlock::cli::add_run(app, exit_code);
+    envlock::cli::add_inspect(app, exit_code);
+    envlock::cli::add_index(app, exit_code);
+    envlock::cli::add_spec(app, exit_code);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // --help and --version are "errors" with code 0; every other parse error is bad input.
+        int code = app.exit(e);
+        return code == 0 ? 0 : static_cast<int>(envlock::ExitCode::bad_input);
+    } catch (const envlock::Error& e) {
+        std::cerr << "envlock: " << e.what() << "\n";
+        return static_cast<int>(e.code);
+    } catch (const std::exception& e) {
+        std::cerr << "envlock: internal error: " << e.what() << "\n";
+        return static_cast<int>(envlock::ExitCode::environment);
+    }
+    return exit_code;
+}

@@ -1,0 +1,49 @@
+#pragma once
+// Spec: what the user (or inference from a repo) asks for. Every entry remembers where it
+// came from, so a lock and an unsatisfiable explanation can point at the line.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace envlock {
+
+struct Provenance {
+    std::string file;   // path relative to the repo, or "spec" for hand-written entries
+    int line = 0;       // 1-based; 0 when unknown
+};
+
+struct SpecRequirement {
+    std::string text;        // "torch==1.9.1" (PEP 508) or "cudatoolkit 11.1.*" (conda MatchSpec)
+    std::string ecosystem;   // "conda", "pypi", or "" (either: whichever provides it)
+    Provenance from;
+};
+
+struct SpecSource {
+    std::string name;
+    std::string git;
+    std::string rev;
+    Provenance from;
+};
+
+struct SpecExtension {
+    std::string name;
+    std::string in;          // directory within the repo (or a source's name)
+    std::string build;       // "python setup.py develop"
+    std::string import;      // module to import afterwards
+    Provenance from;
+};
+
+struct Spec {
+    std::string name;
+    std::vector<std::string> inferred_from;
+    std::vector<std::string> channels;     // conda channels, in priority order
+    std::vector<std::string> indexes;      // PyPI simple indexes, first is --index-url
+    std::vector<std::string> find_links;
+    std::vector<SpecRequirement> requirements;
+    std::vector<SpecSource> sources;
+    std::vector<SpecExtension> extensions;
+    std::map<std::string, std::string> env;   // e.g. TORCH_CUDA_ARCH_LIST from install docs
+    std::vector<std::string> allow_advisories; // advisory ids the user opted out of
+};
+
+}  // namespace envlock

@@ -1,0 +1,44 @@
+#pragma once
+// Target: the machine a lock is for. Detected (detect.hpp) or given (--target FILE,
+// detect's override flags). A plain value; the solver turns it into virtual solvables.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace envlock {
+
+struct Gpu {
+    std::string name;        // "NVIDIA GeForce RTX 3090"
+    int sm_major = 0;        // compute capability 8.6 -> 8, 6
+    int sm_minor = 0;
+};
+
+struct CudaToolkit {
+    std::string path;                   // /usr/local/cuda-11.1
+    std::string version;                // release, e.g. "11.1" (full "11.1.105" where known)
+    std::vector<std::string> gpu_archs; // nvcc --list-gpu-arch: compute_50 …
+};
+
+struct HostCompiler {
+    std::string kind;        // "gcc", "g++", "clang", "clang++"
+    std::string path;
+    std::string version;     // "12.2.0"
+};
+
+struct Target {
+    std::string platform;               // linux-64, linux-aarch64, osx-arm64, win-64 …
+    std::string kernel;                 // uname release
+    bool wsl = false;
+    std::string glibc;                  // "2.36"; empty where there is none
+    std::string cpu_model;
+    std::vector<std::string> cpu_flags; // sse4_2, avx, avx2, fma, avx512f …
+    int cores = 0;
+    std::uint64_t memory_bytes = 0;
+    std::string driver_version;         // NVIDIA driver, "535.104.05"; empty when absent
+    std::string driver_cuda;            // highest CUDA the driver runs, "12.2"
+    std::vector<Gpu> gpus;
+    std::vector<HostCompiler> compilers;
+    std::vector<CudaToolkit> toolkits;
+};
+
+}  // namespace envlock

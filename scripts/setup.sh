@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages envlock builds with, then configures and builds it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+PACKAGES="cmake g++ ninja-build pkg-config git ccache zstd
+  libsolv-dev libsolvext-dev libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
+  libcli11-dev doctest-dev libarchive-dev libzstd-dev libbz2-dev libsimdjson-dev libfmt-dev
+  libmd4c-dev libcpp-httplib-dev libtomlplusplus-dev"
+missing=""
+for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
