@@ -4,6 +4,9 @@
 // own requirements.txt, packaging metadata and environment.yml when no doc step read them, then
 // extension builds found by scanning (make.sh, setup.py with CUDAExtension, .cu directories).
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "resolver/infer.hpp"
@@ -204,11 +207,19 @@ struct Inference {
 
     // --- installing a directory (pip install ., python setup.py develop, make.sh) -------------
 
+    bool has_files_under(const std::string& dir) const {
+        if (dir.empty()) return !repo.files.empty();
+        auto it = repo.files.lower_bound(dir + "/");
+        return it != repo.files.end() && starts_with(it->first, dir + "/");
+    }
+
     void install_dir(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc) {
         if (doc) {
             if (auto src = doc->source_of(dir)) {
                 auto& s = spec.sources[src->first];
                 if (s.install.empty()) s.install = src->second.empty() ? command : "cd " + src->second + " && " + command;
+                // A clone that is not in the checkout: its install command is all we know.
+                if (!has_files_under(dir)) return;
             }
         }
         if (dir == "?" || !inside_repo(dir)) return;
@@ -228,9 +239,11 @@ struct Inference {
         if (auto* t = repo.get(at("pyproject.toml"))) infos.emplace_back(at("pyproject.toml"), read_pyproject(*t, at("pyproject.toml")));
         if (auto* t = repo.get(at("setup.cfg"))) infos.emplace_back(at("setup.cfg"), read_setup_cfg(*t, at("setup.cfg")));
         if (auto* t = repo.get(at("setup.py"))) infos.emplace_back(at("setup.py"), read_setup_py(*t, at("setup.py")));
+        if (infos.empty() && !from.file.empty())
+            note("ignored", command, "no setup.py, setup.cfg or pyproject.toml in " + in_field(dir), from);
         for (auto& [file, info] : infos) {
             bool contributed = false;
-            for (auto& r : info.requires) {
+            for (auto& r : info.install_requires) {
                 requirement(r);
                 contributed = true;
             }
@@ -277,6 +290,9 @@ struct Inference {
         DocState doc;
         for (const auto& block : markdown_code_blocks(*repo.get(path))) {
             if (!shell_info(block.info)) continue;
+            // Each block starts at the repo root: docs rarely say where a block runs, and a
+            // `cd` left over from an earlier block would misplace every clone after it.
+            doc.cwd = "";
             auto mode = block_mode(block.context);
             for (const auto& cmd : shell_commands(block.text, block.first_line)) {
                 Provenance from{path, cmd.line};

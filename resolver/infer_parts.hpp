@@ -20,7 +20,7 @@ struct ExtensionModule {
 
 struct PackageInfo {
     std::string name;                              // setup(name=...) / [project] name
-    std::vector<SpecRequirement> requires;         // install_requires / dependencies (pypi)
+    std::vector<SpecRequirement> install_requires;       // install_requires / dependencies (pypi)
     std::vector<SpecRequirement> build_requires;   // [build-system] requires, setup_requires
     std::vector<std::pair<std::string, int>> requirement_files;   // install_requires read from a .txt (path relative to the package dir, line of mention)
     std::string python_requires;

@@ -2,7 +2,7 @@
 // ([options] install_requires, python_requires, [options.extras_require]).
 #include <sstream>
 
-#include <toml++/toml.hpp>
+#include <toml++/toml.h>
 
 #include "resolver/errors.hpp"
 #include "resolver/infer_parts.hpp"
@@ -39,7 +39,7 @@ PackageInfo read_pyproject(std::string_view text, const std::string& path) {
     }
     if (auto* project = doc["project"].as_table()) {
         if (auto n = (*project)["name"].value<std::string>()) info.name = *n;
-        strings_of((*project)["dependencies"].node(), path, info.requires);
+        strings_of((*project)["dependencies"].node(), path, info.install_requires);
         if (auto* py = (*project)["requires-python"].node(); py && py->is_string()) {
             info.python_requires = *py->value<std::string>();
             info.python_from = {path, line_of(*py)};
@@ -70,7 +70,7 @@ PackageInfo read_setup_cfg(std::string_view text, const std::string& path) {
     auto take = [&](const std::string& k, const std::string& value, int line) {
         if (value.empty() || value[0] == '#' || value[0] == ';') return;
         if (section == "options" && k == "install_requires") {
-            info.requires.push_back({value, "pypi", {path, line}});
+            info.install_requires.push_back({value, "pypi", {path, line}});
         } else if (section == "options" && k == "setup_requires") {
             info.build_requires.push_back({value, "pypi", {path, line}});
         } else if (section == "options" && k == "python_requires") {

@@ -62,7 +62,7 @@ PackageInfo read_setup_py(std::string_view text, const std::string& path) {
         auto fn = last_part(call.text);
         if (fn == "setup") {
             if (auto* n = call.keyword("name"); n && n->kind == PyValue::Kind::string) info.name = n->text;
-            if (auto* r = call.keyword("install_requires")) requirements_from(*r, m, path, info, info.requires);
+            if (auto* r = call.keyword("install_requires")) requirements_from(*r, m, path, info, info.install_requires);
             if (auto* r = call.keyword("setup_requires")) {
                 for (const auto& [t, line] : string_items(*r, m)) info.build_requires.push_back({t, "pypi", {path, line}});
             }
