@@ -133,8 +133,11 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
             if (!c.optional) missing.push_back(redact_url(d.fetched_url));
         } else if (!d.error.empty()) failures.push_back(d.error);
         else if (d.status == 404) {
-            if (!c.optional) failures.push_back("no conda channel subdir at " + redact_url(c.root + "/" + c.subdir) +
-                                                ": neither repodata.json.zst nor repodata.json exists (HTTP 404)");
+            if (!c.optional) {
+                std::string via = d.fetched_url != d.url ? " (fetched from " + redact_url(d.fetched_url) + ")" : "";
+                failures.push_back("no conda channel subdir at " + redact_url(c.root + "/" + c.subdir) +
+                                   ": neither repodata.json.zst nor repodata.json exists (HTTP 404)" + via);
+            }
         } else failures.push_back(status_failure(d));
     }
     for (size_t j = 0; j < pypi.size(); ++j) {
