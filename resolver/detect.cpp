@@ -356,7 +356,7 @@ std::string conda_platform(const std::string& sysname, const std::string& machin
 }
 
 std::string parse_nvidia_proc_version(const std::string& text) {
-    static const std::regex re(R"(Kernel Module[^0-9]*([0-9]+\.[0-9]+(\.[0-9]+)?))");
+    static const std::regex re(R"(Kernel Module(?: for \S+)?\s+([0-9]+\.[0-9]+(\.[0-9]+)?))");
     std::smatch m;
     return std::regex_search(text, m, re) ? std::string(m[1]) : std::string();
 }
