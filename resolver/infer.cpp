@@ -289,10 +289,10 @@ struct Inference {
     void markdown(const std::string& path) {
         DocState doc;
         for (const auto& block : markdown_code_blocks(*repo.get(path))) {
+            // The working directory carries over from block to block, as for a reader who
+            // runs them in order in one terminal (EchoFusion's `cd mmdetection3d` and its
+            // `pip install -v -e .` sit in separate blocks).
             if (!shell_info(block.info)) continue;
-            // Each block starts at the repo root: docs rarely say where a block runs, and a
-            // `cd` left over from an earlier block would misplace every clone after it.
-            doc.cwd = "";
             auto mode = block_mode(block.context);
             for (const auto& cmd : shell_commands(block.text, block.first_line)) {
                 Provenance from{path, cmd.line};

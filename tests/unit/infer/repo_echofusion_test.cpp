@@ -207,3 +207,17 @@ TEST_CASE("EchoFusion-like: the vendored sub-project's CUDA op is found by scann
     CHECK_FALSE(find_requirement(spec, "open3d==0.15.2"));
     CHECK(spec.contradictions.empty());
 }
+
+TEST_CASE("docs: the working directory carries over from one code block to the next") {
+    FixtureRepo repo("EchoFusion");
+    write_mmdet3d(repo, "mmdetection3d");
+    repo.write("docs/install.md",
+               "**f. Install mmdet3d.**\n```bash\ngit clone https://github.com/open-mmlab/mmdetection3d.git\n"
+               "cd mmdetection3d\ngit checkout v0.17.3\n```\nThen patch it.\n```bash\npip install -v -e .\ncd ..\n```\n");
+    auto spec = repo.infer();
+    REQUIRE(spec.sources.size() == 1);
+    CHECK(spec.sources[0].install == "pip install -e .");
+    REQUIRE(spec.extensions.size() == 1);
+    CHECK(spec.extensions[0].in == "mmdetection3d");
+    CHECK(where(spec.extensions[0].from) == "docs/install.md:9");
+}
