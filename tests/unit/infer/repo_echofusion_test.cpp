@@ -167,6 +167,14 @@ TEST_CASE("EchoFusion-like: a subdirectory of a clone and a local package are in
     CHECK(radial->install == "cd DBReader && pip install .");
     // The vendored evaluator's setup.py install_requires, from its own file and line.
     CHECK(where(find_requirement(spec, "treelib")->from) == "Extensible-Object-Detection-Evaluator/setup.py:4");
+    // The vendored package itself is built from the checkout: a (non-CUDA) build step.
+    const SpecExtension* evaluator = nullptr;
+    for (const auto& e : spec.extensions)
+        if (e.in == "Extensible-Object-Detection-Evaluator") evaluator = &e;
+    REQUIRE(evaluator);
+    CHECK(evaluator->name == "eod_evaluator");
+    CHECK(evaluator->build == "pip install .");
+    CHECK_FALSE(evaluator->cuda);
     CHECK(find_note(spec, "unpinned", "pypcd"));
 }
 
