@@ -275,7 +275,7 @@ void add_one(CLI::App& inspect, int& exit_code, const char* name, const char* he
     auto* cmd = inspect.add_subcommand(name, help);
     if (arg_help) cmd->add_option("query", opts->query, arg_help)->required();
     cmd->add_flag("--json", opts->json, "Print JSON");
-    cmd->add_option("--knowledge", opts->knowledge_files, "Extra knowledge file (YAML), overriding built-in rows; repeatable");
+    cmd->add_option("--knowledge", opts->knowledge_files, "Extra knowledge file (YAML), overriding built-in rows; repeatable")->allow_extra_args(false);
     cmd->callback([opts, fn, &exit_code] {
         fn(*opts);
         exit_code = 0;

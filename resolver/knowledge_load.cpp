@@ -85,6 +85,7 @@ json parse_file(const std::string& name, const std::string& text) {
     json doc;
     try {
         YAML::Node root = YAML::Load(text);
+        if (root.IsNull()) return json::object();   // an empty file adds nothing
         if (!root.IsMap()) throw InputError(name + ": expected a mapping of knowledge tables at the top level");
         doc = to_json(root, "", lines);
     } catch (const YAML::Exception& e) {
