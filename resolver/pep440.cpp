@@ -271,12 +271,11 @@ std::optional<Version> Version::try_parse(std::string_view text) {
 }
 
 Version Version::parse(std::string_view text) {
+    if (auto v = try_parse(text)) return std::move(*v);
     std::size_t lead = 0;
-    auto r = parse_parts(text, lead);
-    if (!r.parts)
-        throw InputError("invalid PEP 440 version '" + std::string(text) + "': expected " + r.failure.expected +
-                         " at column " + std::to_string(r.failure.column));
-    return *try_parse(text);
+    auto r = parse_parts(text, lead);  // again, for the message: failures are rare
+    throw InputError("invalid PEP 440 version '" + std::string(text) + "': expected " + r.failure.expected +
+                     " at column " + std::to_string(r.failure.column));
 }
 
 std::optional<std::pair<std::string, long long>> Version::pre() const {
@@ -413,11 +412,12 @@ Specifier Specifier::parse(std::string_view text) {
         spec.wildcard_ = true;
         body = v.substr(0, v.size() - 2);
     }
-    std::size_t lead_ignored = 0;
-    auto r = parse_parts(body, lead_ignored);
-    if (!r.parts)
+    spec.version_ = Version::try_parse(body);
+    if (!spec.version_) {
+        std::size_t lead_ignored = 0;
+        auto r = parse_parts(body, lead_ignored);
         bad_specifier(text, r.failure.expected, vcol + r.failure.column - 1);
-    spec.version_ = Version::parse(body);
+    }
     const Version& ver = *spec.version_;
     if (spec.wildcard_ && (ver.pre() || ver.post() || ver.dev() || !ver.local().empty()))
         bad_specifier(text, "only a release (like 1.9) before '.*'", vcol);
