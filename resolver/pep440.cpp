@@ -25,6 +25,23 @@ std::string_view strip(std::string_view s) {
     return s;
 }
 
+// Numeric local segments are numbers: "+cu.05" normalizes to "+cu.5", as pip prints it.
+std::string strip_local_zeros(const std::string& local) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= local.size()) {
+        std::size_t dot = local.find('.', start);
+        if (dot == std::string::npos) dot = local.size();
+        std::string_view seg = std::string_view(local).substr(start, dot - start);
+        if (std::all_of(seg.begin(), seg.end(), is_digit))
+            while (seg.size() > 1 && seg.front() == '0') seg.remove_prefix(1);
+        if (!out.empty() || start > 0) out += '.';
+        out += seg;
+        start = dot + 1;
+    }
+    return out;
+}
+
 // What a failed parse reports: the 1-based column in the original text and what was expected.
 struct ParseFailure {
     std::size_t column;
@@ -166,6 +183,7 @@ private:
                 continue;
             }
             if (is_sep(peek())) return fail_at(pos_ + 1, "letters or digits after the separator in the local label");
+            out.local = strip_local_zeros(out.local);
             return std::nullopt;
         }
     }
