@@ -1,5 +1,6 @@
 // `envlock detect`: this machine (or one described by flags / --target FILE) as a target, YAML by
 // default, JSON with --json. The output round-trips through --target.
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -17,6 +18,18 @@ struct DetectOptions {
     std::string driver, cuda_driver, glibc, cpu_flags, platform, target_file;
     std::vector<std::string> knowledge_files;
 };
+
+// Knowledge files a user keeps in the config folder ($ENVLOCK_CONFIG_DIR, else
+// $XDG_CONFIG_HOME/envlock, else ~/.config/envlock; subfolder knowledge/), then --knowledge files.
+std::vector<std::string> user_knowledge_files(const std::vector<std::string>& explicit_files) {
+    std::string dir;
+    if (const char* d = std::getenv("ENVLOCK_CONFIG_DIR"); d && *d) dir = d;
+    else if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) dir = std::string(x) + "/envlock";
+    else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.config/envlock";
+    std::vector<std::string> files = dir.empty() ? std::vector<std::string>{} : knowledge::knowledge_files_in(dir + "/knowledge");
+    files.insert(files.end(), explicit_files.begin(), explicit_files.end());
+    return files;
+}
 
 std::vector<std::string> split_flags(const std::string& s) {
     std::vector<std::string> out;
@@ -39,7 +52,7 @@ void add_detect(CLI::App& app, int& exit_code) {
     cmd->add_option("--target", opts->target_file, "Start from a target file (as printed by detect) instead of this machine");
     cmd->add_option("--knowledge", opts->knowledge_files, "Extra knowledge file (YAML), overriding built-in rows; repeatable");
     cmd->callback([opts, &exit_code] {
-        knowledge::Knowledge k = knowledge::load(opts->knowledge_files);
+        knowledge::Knowledge k = knowledge::load(user_knowledge_files(opts->knowledge_files));
         Target t = opts->target_file.empty() ? detect_target(DetectRoots::host(), k) : read_target_file(opts->target_file);
         TargetOverrides o;
         o.gpus = opts->gpus;
