@@ -2,11 +2,14 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "resolver/errors.hpp"
 #include "tests/mirror/mirror.hpp"
+#include "tests/support/http_server.hpp"
 
 namespace {
 
@@ -25,6 +28,36 @@ int run_build(const std::string& out, const std::string& shared, bool no_shared,
               << "  git/mmdetection3d tags:";
     for (const auto& t : info.git_tags) std::cout << " " << t;
     std::cout << "\n  sources: see " << info.root << "/SOURCES.md\n";
+    return 0;
+}
+
+int run_serve(const std::string& root, int port) {
+    namespace fs = std::filesystem;
+    if (!fs::is_regular_file(fs::path(root) / "SOURCES.md"))
+        throw envlock::InputError(root + ": not a built mirror (no SOURCES.md); run `envlock-mirror build " + root + "` first");
+    // Block the stop signals before the server's thread starts, so only sigwait sees them.
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    std::unique_ptr<envlock::test::HttpServer> server;
+    try {
+        server = std::make_unique<envlock::test::HttpServer>(fs::absolute(root).string(), port);
+    } catch (const std::exception& e) {
+        throw envlock::EnvironmentError("cannot listen on 127.0.0.1" + (port ? ":" + std::to_string(port) : std::string()) +
+                                        ": " + e.what());
+    }
+    if (server->port() <= 0)
+        throw envlock::EnvironmentError("cannot listen on 127.0.0.1:" + std::to_string(port) + " (port in use?)");
+    std::cout << server->url() << "/" << std::endl;
+    std::cout << "  conda channels: " << server->url() << "/conda/{pytorch,nvidia,conda-forge,main}\n"
+              << "  PyPI simple:    " << server->url() << "/pypi/simple/\n"
+              << "  find-links:     " << server->url() << "/whl/torch_stable.html, " << server->url()
+              << "/mmcv/dist/cu111/torch1.9.0/index.html\n"
+              << "serving until killed (Ctrl-C)" << std::endl;
+    int sig = 0;
+    sigwait(&stop, &sig);
     return 0;
 }
 
@@ -56,8 +89,7 @@ int main(int argc, char** argv) {
             if (!no_shared && !std::filesystem::is_directory(shared)) shared.clear();
             return run_build(out, shared, no_shared, no_snapshot);
         }
-        std::cerr << "envlock-mirror serve: not available yet\n";
-        return 3;
+        return run_serve(root, port);
     } catch (const envlock::Error& e) {
         std::cerr << "envlock-mirror: " << e.what() << "\n";
         return static_cast<int>(e.code);
