@@ -1,5 +1,7 @@
 #include "resolver/json_schema.hpp"
 
+#include <map>
+#include <memory>
 #include <regex>
 #include <set>
 
@@ -64,6 +66,8 @@ struct Validator {
     const json& root;
     std::vector<SchemaViolation>& out;
     int depth = 0;
+    // Compiled patterns, shared with sub-validators (std::regex construction is slow).
+    std::shared_ptr<std::map<std::string, std::regex>> regexes = std::make_shared<std::map<std::string, std::regex>>();
 
     void fail(const std::string& path, const std::string& message) { out.push_back({path, message}); }
 
@@ -85,7 +89,7 @@ struct Validator {
     // Validates without recording (for oneOf/anyOf branches).
     bool passes(const json& schema, const json& doc, const std::string& path) {
         std::vector<SchemaViolation> scratch;
-        Validator sub{root, scratch, depth};
+        Validator sub{root, scratch, depth, regexes};
         sub.check(schema, doc, path);
         return scratch.empty();
     }
@@ -164,8 +168,11 @@ struct Validator {
             fail(path, "string shorter than " + std::to_string(it->get<std::size_t>()));
         if (auto it = schema.find("pattern"); it != schema.end()) {
             try {
-                std::regex re(it->get<std::string>(), std::regex::ECMAScript);
-                if (!std::regex_search(s, re))
+                const std::string& pattern = it->get<std::string>();
+                auto found = regexes->find(pattern);
+                if (found == regexes->end())
+                    found = regexes->emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first;
+                if (!std::regex_search(s, found->second))
                     fail(path, "\"" + s + "\" does not match pattern " + it->get<std::string>());
             } catch (const std::regex_error&) {
                 fail(path, "schema: invalid pattern " + it->get<std::string>());
