@@ -174,8 +174,8 @@ Version Version::parse(std::string_view text) {
         v.segments_.push_back(out);
     };
     auto add_segments = [&](std::string_view part, bool keep_trailing_underscore) {
-        // A trailing '_' stays attached to the last segment (openssl-like "1.0.1_" sorts
-        // after 1.0.1 prereleases but before 1.0.1a).
+        // A trailing '_' stays attached to the last segment: conda's work-around for openssl,
+        // whose letter releases come after the plain one ("1.0.1_" < "1.0.1a").
         std::size_t end = part.size();
         bool trailing = keep_trailing_underscore && !part.empty() && part.back() == '_';
         if (trailing) --end;
@@ -265,27 +265,6 @@ bool Version::starts_with(const Version& prefix) const {
 namespace envlock::conda {
 
 namespace {
-
-// '*'-only glob over a whole string; no allocation. Used for "1.*.3"-style version globs.
-bool glob_match(std::string_view pattern, std::string_view s) {
-    std::size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
-    while (i < s.size()) {
-        if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            mark = i;
-        } else if (p < pattern.size() && pattern[p] == s[i]) {
-            ++p;
-            ++i;
-        } else if (star != std::string_view::npos) {
-            p = star + 1;
-            i = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -529,6 +508,27 @@ void render(const Node& n, std::string& out, bool in_and, int depth) {
 }
 
 }  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view s) noexcept {
+    // Greedy scan with backtracking to the last '*': linear for the patterns conda uses.
+    std::size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
+    while (i < s.size()) {
+        if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            mark = i;
+        } else if (p < pattern.size() && pattern[p] == s[i]) {
+            ++p;
+            ++i;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            i = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
 
 VersionSpec::VersionSpec() : text_("*") {}
 

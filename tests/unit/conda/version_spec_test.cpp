@@ -152,3 +152,22 @@ TEST_CASE("malformed specs are rejected with one clear line") {
     CHECK(error_of("!1.0") != "accepted");
     CHECK(error_of(">=1.0+a+b").find("duplicated local version separator") != std::string::npos);
 }
+
+TEST_CASE("glob_match: only '*' is special and the whole string must match") {
+    using envlock::conda::glob_match;
+    CHECK(glob_match("py38*", "py38h18fd61f_1"));
+    CHECK_FALSE(glob_match("py38*", "py39h18fd61f_1"));
+    CHECK(glob_match("*cuda11.1*", "py3.8_cuda11.1_cudnn8.0.5_0"));
+    CHECK_FALSE(glob_match("*cuda11.1*", "py3.8_cuda11.3_cudnn8.2.0_0"));
+    CHECK(glob_match("*_0", "py38_0"));
+    CHECK_FALSE(glob_match("*_0", "py38_0x"));
+    CHECK(glob_match("a*b*c", "aXXbYYc"));
+    CHECK(glob_match("a*b*c", "abc"));
+    CHECK_FALSE(glob_match("a*b*c", "acb"));
+    CHECK(glob_match("*", ""));
+    CHECK(glob_match("", ""));
+    CHECK_FALSE(glob_match("", "x"));
+    CHECK_FALSE(glob_match("py?8", "py38"));   // '?' is literal
+    CHECK(glob_match("py?8", "py?8"));
+    CHECK(glob_match("**x", "abx"));
+}
