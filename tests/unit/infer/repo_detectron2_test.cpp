@@ -12,24 +12,24 @@ namespace {
 const char* const install_md = R"MD(## Installation
 
 ### Requirements
-- Linux or macOS with Python >= 3.6
-- PyTorch >= 1.8 and torchvision that matches the PyTorch installation.
+- Python 3.6+ on Linux or macOS
+- PyTorch 1.8+ and its matching torchvision.
 
-### Build Detectron2 from Source
+### Building from source
 
-gcc & g++ >= 5.4 are required.
+You need gcc and g++ 5.4 or newer.
 
 ```
 python -m pip install 'git+https://github.com/facebookresearch/detectron2.git'
-# (add --user if you don't have permission)
+# --user helps without write access
 
-# Or, to install it from a local clone:
+# or from a clone of your own:
 git clone https://github.com/facebookresearch/detectron2.git
 python -m pip install -e detectron2
 ```
 
-To __rebuild__ detectron2 that's built from a local clone, use `rm -rf build/ **/*.so` to clean the
-old build first.
+Before a rebuild, clear the old objects with `rm -rf build/ **/*.so`, then install
+again.
 )MD";
 
 const char* const setup_py = R"PY(#!/usr/bin/env python
@@ -40,7 +40,7 @@ from setuptools import find_packages, setup
 from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
 
 torch_ver = [int(x) for x in torch.__version__.split(".")[:2]]
-assert torch_ver >= [1, 8], "Requires PyTorch >= 1.8"
+assert torch_ver >= [1, 8], "torch 1.8 or newer needed"
 
 
 def get_extensions():
