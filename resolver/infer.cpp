@@ -11,6 +11,7 @@
 
 #include "resolver/infer.hpp"
 #include "resolver/infer_parts.hpp"
+#include "resolver/spec_io.hpp"
 
 namespace envlock {
 
@@ -96,6 +97,11 @@ struct Inference {
         if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
     }
     void requirement(const SpecRequirement& r) {
+        // A spec must read back: text that is no requirement in its ecosystem becomes a note.
+        if (auto problem = requirement_problem(r)) {
+            note("ignored", r.text, "not a requirement envlock can read: " + *problem, r.from);
+            return;
+        }
         for (const auto& have : spec.requirements)
             if (have.text == r.text && have.ecosystem == r.ecosystem) return;
         spec.requirements.push_back(r);
