@@ -491,18 +491,19 @@ private:
     std::size_t pos_ = 0;
 };
 
-// conda's untreeify: '|' inside ',' and any nested group get parentheses.
-void render(const Node& n, std::string& out, bool in_and, int depth) {
+// Parentheses only where precedence needs them ('|' inside ','), so the text reads back as
+// the same tree. conda prints nested groups without any, which loses "(1.6|1.7),1.8".
+void render(const Node& n, std::string& out, bool in_and) {
     if (n.kind == Node::Kind::leaf) {
         out += n.text;
         return;
     }
     bool is_or = n.kind == Node::Kind::any_of;
-    bool parens = is_or ? (in_and || depth > 0) : depth > 0;
+    bool parens = is_or && in_and;
     if (parens) out += '(';
     for (std::size_t i = 0; i < n.children.size(); ++i) {
         if (i) out += is_or ? '|' : ',';
-        render(n.children[i], out, !is_or, depth + 1);
+        render(n.children[i], out, !is_or);
     }
     if (parens) out += ')';
 }
@@ -537,7 +538,7 @@ VersionSpec VersionSpec::parse(std::string_view text) {
     if (trim(text).empty()) return spec;
     Node root = SpecParser(text).parse();
     std::string rendered;
-    render(root, rendered, false, 0);
+    render(root, rendered, false);
     spec.text_ = rendered;
     if (!(root.kind == Node::Kind::leaf && root.op == Node::Op::any))
         spec.root_ = std::make_shared<const Node>(std::move(root));

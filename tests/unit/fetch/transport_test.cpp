@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "fetch/transport.hpp"
@@ -184,4 +185,20 @@ TEST_CASE("file:// URLs read local files; a missing one is a 404") {
     CHECK(rs[0].body == "{}");
     CHECK(rs[1].status == 404);
     CHECK(rs[1].error.empty());
+}
+
+TEST_CASE("basic auth from the URL and from ~/.netrc reaches the server") {
+    Fixture f;
+    std::string with_user = "http://alice:s3cret@127.0.0.1:" + std::to_string(f.server.port()) + "/files/blob.bin";
+    CHECK(perform({{with_user}}, quick()).at(0).ok());
+    CHECK(f.server.requests().back().header("Authorization") == "Basic YWxpY2U6czNjcmV0");  // alice:s3cret
+
+    // libcurl finds the netrc through $HOME.
+    f.tree.write("home/.netrc", "machine 127.0.0.1\nlogin bob\npassword hunter2\n");
+    std::string old_home = std::getenv("HOME") ? std::getenv("HOME") : "";
+    setenv("HOME", (f.tree.str() + "/home").c_str(), 1);
+    auto r = perform({{f.url}}, quick()).at(0);
+    setenv("HOME", old_home.c_str(), 1);
+    CHECK(r.ok());
+    CHECK(f.server.requests().back().header("Authorization") == "Basic Ym9iOmh1bnRlcjI=");  // bob:hunter2
 }

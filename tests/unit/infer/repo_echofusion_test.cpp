@@ -5,6 +5,7 @@
 
 #include "fixture.hpp"
 #include "fixtures_mmdet3d.hpp"
+#include "resolver/spec_io.hpp"
 
 using namespace envlock;
 using namespace envlock::test;
@@ -167,6 +168,14 @@ TEST_CASE("EchoFusion-like: a subdirectory of a clone and a local package are in
     CHECK(radial->install == "cd DBReader && pip install .");
     // The vendored evaluator's setup.py install_requires, from its own file and line.
     CHECK(where(find_requirement(spec, "treelib")->from) == "Extensible-Object-Detection-Evaluator/setup.py:4");
+    // The vendored package itself is built from the checkout: a (non-CUDA) build step.
+    const SpecExtension* evaluator = nullptr;
+    for (const auto& e : spec.extensions)
+        if (e.in == "Extensible-Object-Detection-Evaluator") evaluator = &e;
+    REQUIRE(evaluator);
+    CHECK(evaluator->name == "eod_evaluator");
+    CHECK(evaluator->build == "pip install .");
+    CHECK_FALSE(evaluator->cuda);
     CHECK(find_note(spec, "unpinned", "pypcd"));
 }
 
@@ -206,4 +215,29 @@ TEST_CASE("EchoFusion-like: the vendored sub-project's CUDA op is found by scann
     CHECK(find_note(spec, "ignored", "K-Radar-main/requirements.txt"));
     CHECK_FALSE(find_requirement(spec, "open3d==0.15.2"));
     CHECK(spec.contradictions.empty());
+}
+
+TEST_CASE("docs: the working directory carries over from one code block to the next") {
+    FixtureRepo repo("EchoFusion");
+    write_mmdet3d(repo, "mmdetection3d");
+    repo.write("docs/install.md",
+               "**f. Install mmdet3d.**\n```bash\ngit clone https://github.com/open-mmlab/mmdetection3d.git\n"
+               "cd mmdetection3d\ngit checkout v0.17.3\n```\nThen patch it.\n```bash\npip install -v -e .\ncd ..\n```\n");
+    auto spec = repo.infer();
+    REQUIRE(spec.sources.size() == 1);
+    CHECK(spec.sources[0].install == "pip install -e .");
+    REQUIRE(spec.extensions.size() == 1);
+    CHECK(spec.extensions[0].in == "mmdetection3d");
+    CHECK(where(spec.extensions[0].from) == "docs/install.md:9");
+}
+
+TEST_CASE("EchoFusion-like: the inferred spec (notes, contradictions and all) round-trips byte for byte") {
+    FixtureRepo repo("EchoFusion");
+    write_echofusion(repo);
+    auto spec = repo.infer();
+    REQUIRE(!spec.notes.empty());
+    REQUIRE(!spec.contradictions.empty());
+    auto text = spec_to_yaml_text(spec);
+    CHECK(spec_to_yaml_text(spec_from_yaml_text(text, "envlock.yaml")) == text);
+    CHECK(spec_to_yaml_text(spec_from_json(spec_to_json(spec), "spec.json")) == text);
 }

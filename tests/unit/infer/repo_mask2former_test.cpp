@@ -192,3 +192,13 @@ TEST_CASE("Mask2Former-like: .cu files no build covers are reported") {
     REQUIRE(n);
     CHECK(n->why.find("1 .cu file") == 0);
 }
+
+TEST_CASE("Mask2Former-like: a second build of the same op directory is recorded as an alternative") {
+    FixtureRepo repo("Mask2Former");
+    write_mask2former(repo);
+    auto spec = repo.infer();
+    auto* n = find_note(spec, "alternative", "TORCH_CUDA_ARCH_LIST=8.0 FORCE_CUDA=1 python setup.py build install");
+    REQUIRE(n);
+    CHECK(where(n->from) == "INSTALL.md:19");
+    CHECK(spec.env.empty());   // a one-command variable is not the environment's
+}
