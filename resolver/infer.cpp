@@ -95,6 +95,11 @@ void Inference::pip_item(const PipItem& item, const std::string& base_dir, const
             used(from.file);
             break;
         case K::vcs: {
+            if (lowercase(repo_basename(item.value)) == lowercase(name)) {
+                // `pip install git+<this repo>`: the checkout itself, as `pip install .` would.
+                install_dir("", item.editable ? "pip install -e ." : "pip install .", from, doc);
+                break;
+            }
             auto i = source(item.value, item.egg, item.rev, from);
             if (spec.sources[i].install.empty()) spec.sources[i].install = item.editable ? "pip install -e ." : "pip install .";
             break;
