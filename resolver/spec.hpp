@@ -31,11 +31,31 @@ struct SpecExtension {
     std::string build;       // "python setup.py develop"
     std::string import;      // module to import afterwards
     Provenance from;
+    bool cuda = false;       // a CUDAExtension (needs nvcc matching torch's CUDA), not only C++
+};
+
+// Something the docs say but inference did not follow: a commented-out or "optional"
+// alternative command, an extras_require group, an unpinned git install. Kept so the user
+// can see what was left out and why, and edit the spec instead of the doc.
+struct SpecNote {
+    std::string kind;        // "alternative", "optional", "extra", "unpinned", "ignored"
+    std::string text;        // the command or requirement, verbatim
+    std::string why;         // one line a user reads
+    Provenance from;
+};
+
+// Two requirements on one project that cannot both hold (numpy==1.20.0 vs numpy<1.20).
+struct SpecContradiction {
+    std::string name;        // normalized project name
+    SpecRequirement first;
+    SpecRequirement second;
+    std::string why;
 };
 
 struct Spec {
     std::string name;
     std::vector<std::string> inferred_from;
+    std::string python;                    // interpreter constraint as documented: "3.8", ">=3.6"
     std::vector<std::string> channels;     // conda channels, in priority order
     std::vector<std::string> indexes;      // PyPI simple indexes, first is --index-url
     std::vector<std::string> find_links;
@@ -44,6 +64,8 @@ struct Spec {
     std::vector<SpecExtension> extensions;
     std::map<std::string, std::string> env;   // e.g. TORCH_CUDA_ARCH_LIST from install docs
     std::vector<std::string> allow_advisories; // advisory ids the user opted out of
+    std::vector<SpecNote> notes;                // recorded, not followed
+    std::vector<SpecContradiction> contradictions;
 };
 
 }  // namespace envlock

@@ -1,0 +1,326 @@
+// conda MatchSpec: every textual form parsed into its parts, and matched against IndexRecords.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "resolver/errors.hpp"
+#include "resolver/matchspec.hpp"
+
+using envlock::IndexRecord;
+using envlock::conda::DistName;
+using envlock::conda::MatchSpec;
+using envlock::conda::Version;
+
+namespace {
+
+IndexRecord record(std::string name, std::string version, std::string build, int build_number = 0,
+                   std::string channel = "https://conda.anaconda.org/conda-forge", std::string subdir = "linux-64") {
+    IndexRecord r;
+    r.name = std::move(name);
+    r.version = std::move(version);
+    r.build = std::move(build);
+    r.build_number = build_number;
+    r.channel = std::move(channel);
+    r.subdir = std::move(subdir);
+    r.filename = r.name + "-" + r.version + "-" + r.build + ".tar.bz2";
+    return r;
+}
+
+bool match(const char* spec, const IndexRecord& r) { return MatchSpec::parse(spec).matches(r); }
+
+std::string error_of(const char* spec) {
+    try {
+        MatchSpec::parse(spec);
+    } catch (const envlock::InputError& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("acceptance: 'pytorch 1.9.* *cuda11.1*' picks the CUDA 11.1 build, not the CPU one") {
+    MatchSpec m = MatchSpec::parse("pytorch 1.9.* *cuda11.1*");
+    CHECK(m.name == "pytorch");
+    CHECK(m.version.str() == "1.9.*");
+    CHECK(m.build == "*cuda11.1*");
+    CHECK(m.matches(record("pytorch", "1.9.0", "py3.8_cuda11.1_cudnn8.0.5_0")));
+    CHECK_FALSE(m.matches(record("pytorch", "1.9.0", "py3.8_cpu_0")));
+    CHECK_FALSE(m.matches(record("pytorch", "1.10.0", "py3.8_cuda11.1_cudnn8.0.5_0")));
+    CHECK_FALSE(m.matches(record("torchvision", "1.9.0", "py3.8_cuda11.1_cudnn8.0.5_0")));
+    CHECK(m.matches(DistName::parse("pytorch-1.9.0-py3.8_cuda11.1_cudnn8.0.5_0")));
+    CHECK_FALSE(m.matches(DistName::parse("pytorch-1.9.0-py3.8_cpu_0")));
+}
+
+TEST_CASE("acceptance: 'numpy >=1.19,<1.20.0a0' excludes 1.20 prereleases") {
+    MatchSpec m = MatchSpec::parse("numpy >=1.19,<1.20.0a0");
+    CHECK(m.name == "numpy");
+    CHECK(m.build.empty());
+    CHECK(m.matches(record("numpy", "1.19.5", "py38h18fd61f_1")));
+    CHECK(m.matches(record("numpy", "1.19.0", "py38h18fd61f_1")));
+    CHECK_FALSE(m.matches(record("numpy", "1.20.0rc1", "py38h18fd61f_0")));
+    CHECK_FALSE(m.matches(record("numpy", "1.20.0", "py38h18fd61f_0")));
+    CHECK_FALSE(m.matches(record("numpy", "1.18.5", "py38h18fd61f_0")));
+    CHECK(m.str() == "numpy[version='>=1.19,<1.20.0a0']");
+}
+
+TEST_CASE("'python 3.8.*' and 'cudatoolkit >=11.1,<11.2'") {
+    CHECK(match("python 3.8.*", record("python", "3.8.10", "h12debd9_8")));
+    CHECK_FALSE(match("python 3.8.*", record("python", "3.9.0", "h12debd9_8")));
+    CHECK(match("cudatoolkit >=11.1,<11.2", record("cudatoolkit", "11.1.74", "h6bb024c_0")));
+    CHECK_FALSE(match("cudatoolkit >=11.1,<11.2", record("cudatoolkit", "11.2.0", "h73cb219_8")));
+    CHECK_FALSE(match("cudatoolkit >=11.1,<11.2", record("cudatoolkit", "11.0.221", "h6bb024c_0")));
+}
+
+TEST_CASE("'name=version' is a prefix match; 'name==version' is exact") {
+    MatchSpec fuzzy = MatchSpec::parse("numpy=1.19");
+    CHECK(fuzzy.version.str() == "1.19.*");
+    CHECK(fuzzy.matches(record("numpy", "1.19.5", "py38_0")));
+    CHECK(fuzzy.matches(record("numpy", "1.19", "py38_0")));
+    CHECK_FALSE(fuzzy.matches(record("numpy", "1.190", "py38_0")));
+    CHECK_FALSE(fuzzy.matches(record("numpy", "1.20.0", "py38_0")));
+    CHECK(fuzzy.str() == "numpy=1.19");
+
+    MatchSpec exact = MatchSpec::parse("numpy==1.19.5");
+    CHECK(exact.version.str() == "1.19.5");
+    CHECK(exact.matches(record("numpy", "1.19.5", "py38_0")));
+    CHECK_FALSE(exact.matches(record("numpy", "1.19.50", "py38_0")));
+    CHECK_FALSE(exact.matches(record("numpy", "1.19.6", "py38_0")));
+    CHECK(exact.str() == "numpy==1.19.5");
+
+    CHECK(match("numpy==1.19", record("numpy", "1.19.0", "py38_0")));
+    CHECK_FALSE(match("numpy==1.19", record("numpy", "1.19.5", "py38_0")));
+}
+
+TEST_CASE("'name=version=build' pins version and build glob the way conda does") {
+    MatchSpec m = MatchSpec::parse("numpy=1.19=py38*");
+    CHECK(m.name == "numpy");
+    CHECK(m.version.str() == "1.19");   // conda keeps the bare version once a build is given
+    CHECK(m.build == "py38*");
+    CHECK(m.matches(record("numpy", "1.19", "py38h18fd61f_1")));
+    CHECK_FALSE(m.matches(record("numpy", "1.19", "py39h18fd61f_1")));
+    CHECK_FALSE(m.matches(record("numpy", "1.19.5", "py38h18fd61f_1")));
+
+    MatchSpec n = MatchSpec::parse("numpy=1.19.*=py38*");
+    CHECK(n.matches(record("numpy", "1.19.5", "py38h18fd61f_1")));
+
+    MatchSpec p = MatchSpec::parse("numpy==1.19.5=py38h18fd61f_1");
+    CHECK(p.version.str() == "==1.19.5");
+    CHECK(p.build == "py38h18fd61f_1");
+    CHECK(p.matches(record("numpy", "1.19.5", "py38h18fd61f_1")));
+    CHECK(p.str() == "numpy==1.19.5=py38h18fd61f_1");
+}
+
+TEST_CASE("'name version build' with spaces") {
+    MatchSpec m = MatchSpec::parse("numpy 1.19.5 py38h18fd61f_1");
+    CHECK(m.version.str() == "1.19.5");
+    CHECK(m.build == "py38h18fd61f_1");
+    CHECK(m.matches(record("numpy", "1.19.5", "py38h18fd61f_1")));
+    CHECK_FALSE(m.matches(record("numpy", "1.19.5", "py38h18fd61f_2")));
+    CHECK(m.str() == "numpy==1.19.5=py38h18fd61f_1");
+
+    MatchSpec spaced = MatchSpec::parse("numpy >=1.0 , < 2.0 py34_0");
+    CHECK(spaced.version.str() == ">=1.0,<2.0");
+    CHECK(spaced.build == "py34_0");
+
+    MatchSpec star = MatchSpec::parse("blas * openblas");
+    CHECK(star.version.is_any());
+    CHECK(star.build == "openblas");
+    CHECK(star.matches(record("blas", "1.0", "openblas")));
+    CHECK_FALSE(star.matches(record("blas", "1.0", "mkl")));
+}
+
+TEST_CASE("'pkg *' and a bare name match any version") {
+    CHECK(MatchSpec::parse("pkg *").version.is_any());
+    CHECK(match("pkg *", record("pkg", "0.0.1a1", "0")));
+    CHECK(match("pkg", record("pkg", "99", "0")));
+    CHECK(MatchSpec::parse("pkg * *").build.empty());
+    CHECK(MatchSpec::parse("numpy=").version.is_any());   // conda accepts a lone '='
+}
+
+TEST_CASE("'|' alternatives in a MatchSpec") {
+    MatchSpec m = MatchSpec::parse("numpy >=1.19|<1.0");
+    CHECK(m.matches(record("numpy", "0.9", "0")));
+    CHECK(m.matches(record("numpy", "1.21", "0")));
+    CHECK_FALSE(m.matches(record("numpy", "1.5", "0")));
+    CHECK(match("numpy 1.8.0|1.9.*", record("numpy", "1.9.2", "0")));
+    MatchSpec alt = MatchSpec::parse("numpy=1.11.1|1.11.3");
+    CHECK(alt.matches(record("numpy", "1.11.1", "0")));
+    CHECK(alt.matches(record("numpy", "1.11.1.5", "0")));   // '=1.11.1' keeps its prefix meaning
+    CHECK(alt.matches(record("numpy", "1.11.3", "0")));
+    CHECK_FALSE(alt.matches(record("numpy", "1.11.2", "0")));
+}
+
+TEST_CASE("'numpy 1.8*' is the glob form of 1.8.*") {
+    MatchSpec m = MatchSpec::parse("numpy 1.8*");
+    CHECK(m.version.str() == "1.8.*");
+    CHECK(m.matches(record("numpy", "1.8.2", "0")));
+    CHECK_FALSE(m.matches(record("numpy", "1.80", "0")));
+    CHECK(m.str() == "numpy=1.8");
+}
+
+TEST_CASE("channel, subdir and namespace prefixes") {
+    MatchSpec a = MatchSpec::parse("conda-forge::numpy");
+    CHECK(a.channel == "conda-forge");
+    CHECK(a.subdir.empty());
+    CHECK(a.name == "numpy");
+    CHECK(a.matches(record("numpy", "1.0", "0", 0, "https://conda.anaconda.org/conda-forge")));
+    CHECK(a.matches(record("numpy", "1.0", "0", 0, "conda-forge")));
+    CHECK(a.matches(record("numpy", "1.0", "0", 0, "https://conda.anaconda.org/conda-forge/linux-64/")));
+    CHECK_FALSE(a.matches(record("numpy", "1.0", "0", 0, "https://conda.anaconda.org/pytorch")));
+    CHECK_FALSE(a.matches(record("numpy", "1.0", "0", 0, "https://conda.anaconda.org/not-conda-forge")));
+    CHECK(a.str() == "conda-forge::numpy");
+
+    MatchSpec b = MatchSpec::parse("conda-forge/linux-64::numpy >=1.19");
+    CHECK(b.channel == "conda-forge");
+    CHECK(b.subdir == "linux-64");
+    CHECK(b.matches(record("numpy", "1.19.2", "0")));
+    CHECK_FALSE(b.matches(record("numpy", "1.19.2", "0", 0, "https://conda.anaconda.org/conda-forge", "noarch")));
+    CHECK(b.str() == "conda-forge/linux-64::numpy[version='>=1.19']");
+
+    MatchSpec c = MatchSpec::parse("pkgs/main::python 3.8.*");
+    CHECK(c.channel == "pkgs/main");
+    CHECK(c.matches(record("python", "3.8.5", "0", 0, "https://repo.anaconda.com/pkgs/main")));
+    CHECK_FALSE(c.matches(record("python", "3.8.5", "0", 0, "https://conda.anaconda.org/conda-forge")));
+
+    MatchSpec url = MatchSpec::parse("https://conda.anaconda.org/pytorch/linux-64::pytorch");
+    CHECK(url.channel == "https://conda.anaconda.org/pytorch");
+    CHECK(url.subdir == "linux-64");
+    CHECK(url.matches(record("pytorch", "1.9.0", "0", 0, "https://conda.anaconda.org/pytorch")));
+    CHECK_FALSE(url.matches(record("pytorch", "1.9.0", "0", 0, "https://mirror.example/pytorch")));
+
+    MatchSpec bracket = MatchSpec::parse("numpy[channel=conda-forge/noarch]");
+    CHECK(bracket.channel == "conda-forge");
+    CHECK(bracket.subdir == "noarch");
+
+    MatchSpec sub = MatchSpec::parse("numpy[subdir=linux-64]");
+    CHECK(sub.subdir == "linux-64");
+    CHECK(sub.str() == "numpy[subdir=linux-64]");
+}
+
+TEST_CASE("bracket keys: version, build, build_number and the exact-value keys") {
+    MatchSpec m = MatchSpec::parse("numpy[version='>=1.19',build_number='>3']");
+    CHECK(m.version.str() == ">=1.19");
+    CHECK(m.build_number == ">3");
+    CHECK(m.matches(record("numpy", "1.19.5", "py38_4", 4)));
+    CHECK_FALSE(m.matches(record("numpy", "1.19.5", "py38_3", 3)));
+    CHECK_FALSE(m.matches(record("numpy", "1.18.5", "py38_4", 4)));
+    CHECK(m.str() == "numpy[version='>=1.19',build_number=>3]");   // conda quotes only values with ", ="
+    CHECK(MatchSpec::parse(m.str().c_str()).build_number == ">3");
+
+    MatchSpec q = MatchSpec::parse("numpy[version=\">=1.19,<2\", build=py38*]");
+    CHECK(q.version.str() == ">=1.19,<2");
+    CHECK(q.build == "py38*");
+
+    MatchSpec o = MatchSpec::parse("numpy 1.0 [version='2.0']");   // brackets win over the text
+    CHECK(o.version.str() == "2.0");
+
+    MatchSpec bn = MatchSpec::parse("numpy[build_number=0]");
+    CHECK(bn.matches(record("numpy", "1", "py_0", 0)));
+    CHECK_FALSE(bn.matches(record("numpy", "1", "py_1", 1)));
+    for (const char* op : {">=2", "<=2", "<3", "!=1", "==2", "=2"}) {
+        CAPTURE(op);
+        CHECK(MatchSpec::parse((std::string("x[build_number='") + op + "']").c_str()).matches(record("x", "1", "b_2", 2)));
+    }
+
+    IndexRecord r = record("numpy", "1.19.5", "py38_0");
+    r.md5 = "0123456789abcdef0123456789abcdef";
+    r.sha256 = std::string(64, 'a');
+    r.track_features = {"cuda"};
+    r.license = "BSD-3-Clause";
+    CHECK(match("numpy[md5=0123456789abcdef0123456789abcdef]", r));
+    CHECK_FALSE(match("numpy[md5=ffffffffffffffffffffffffffffffff]", r));
+    CHECK(match(("numpy[sha256=" + std::string(64, 'a') + "]").c_str(), r));
+    CHECK_FALSE(match(("numpy[sha256=" + std::string(64, 'b') + "]").c_str(), r));
+    CHECK(match("numpy[track_features=cuda]", r));
+    CHECK_FALSE(match("numpy[track_features=mkl]", r));
+    CHECK(match("numpy[license=BSD*]", r));
+    CHECK_FALSE(match("numpy[license=GPL*]", r));
+    CHECK(match("numpy[fn=numpy-1.19.5-*.tar.bz2]", r));
+    CHECK(match("*[track_features=cuda]", r));
+}
+
+TEST_CASE("virtual packages: '__cuda >=11.1'") {
+    MatchSpec m = MatchSpec::parse("__cuda >=11.1");
+    CHECK(m.name == "__cuda");
+    CHECK(m.matches(record("__cuda", "11.2", "0", 0, "@", "")));
+    CHECK_FALSE(m.matches(record("__cuda", "10.2", "0", 0, "@", "")));
+    CHECK(match("__glibc >=2.17,<3.0.a0", record("__glibc", "2.31", "0", 0, "@", "")));
+}
+
+TEST_CASE("parenthesised and quoted forms") {
+    MatchSpec opt = MatchSpec::parse("numpy >=1.19 (optional)");
+    CHECK(opt.optional);
+    CHECK(opt.version.str() == ">=1.19");
+    CHECK(MatchSpec::parse("numpy (optional)").optional);
+    CHECK(MatchSpec::parse("numpy (target=numpy-1.0-0, optional)").optional);
+    // A parenthesised version expression stays a version expression.
+    MatchSpec grouped = MatchSpec::parse("numpy (>=1.0,<1.5)|>2");
+    CHECK(grouped.version.str() == "(>=1.0,<1.5)|>2");
+    CHECK(grouped.matches(record("numpy", "1.2", "0")));
+    CHECK(grouped.matches(record("numpy", "2.1", "0")));
+    CHECK_FALSE(grouped.matches(record("numpy", "1.7", "0")));
+    CHECK_FALSE(MatchSpec::parse("numpy >=1.19").optional);
+}
+
+TEST_CASE("comments, conditionals and whitespace are ignored") {
+    MatchSpec m = MatchSpec::parse("  numpy >=1.19   # needed for x ");
+    CHECK(m.name == "numpy");
+    CHECK(m.version.str() == ">=1.19");
+    CHECK(MatchSpec::parse("numpy >=1.19 if __unix").version.str() == ">=1.19");
+}
+
+TEST_CASE("a package file name or URL pins name, version and build") {
+    MatchSpec m = MatchSpec::parse("https://conda.anaconda.org/conda-forge/linux-64/numpy-1.19.5-py38h18fd61f_1.tar.bz2");
+    CHECK(m.name == "numpy");
+    CHECK(m.version.str() == "1.19.5");
+    CHECK(m.build == "py38h18fd61f_1");
+    CHECK(m.channel == "https://conda.anaconda.org/conda-forge");
+    CHECK(m.subdir == "linux-64");
+    CHECK(m.extra.at("fn") == "numpy-1.19.5-py38h18fd61f_1.tar.bz2");
+    IndexRecord r = record("numpy", "1.19.5", "py38h18fd61f_1");
+    r.url = "https://conda.anaconda.org/conda-forge/linux-64/numpy-1.19.5-py38h18fd61f_1.tar.bz2";
+    CHECK(m.matches(r));
+    r.url = "https://mirror.example/conda-forge/linux-64/numpy-1.19.5-py38h18fd61f_1.tar.bz2";
+    CHECK_FALSE(m.matches(r));   // the URL itself is part of the spec
+    CHECK_FALSE(m.matches(record("numpy", "1.19.5", "py38h18fd61f_0")));
+    MatchSpec f = MatchSpec::parse("pytorch-1.9.0-py3.8_cuda11.1_cudnn8.0.5_0.conda");
+    CHECK(f.name == "pytorch");
+    CHECK(f.build == "py3.8_cuda11.1_cudnn8.0.5_0");
+}
+
+TEST_CASE("name globs and regexes") {
+    CHECK(match("py*", record("pytorch", "1", "0")));
+    CHECK_FALSE(match("py*", record("numpy", "1", "0")));
+    CHECK(match("*", record("anything", "1", "0")));
+    CHECK(match("numpy *[build=^py3[89].*$]", record("numpy", "1", "py38_0")));
+    CHECK_FALSE(match("numpy *[build=^py3[89].*$]", record("numpy", "1", "py37_0")));
+}
+
+TEST_CASE("a record with an unparsable version does not match a version constraint") {
+    CHECK_FALSE(match("numpy >=1", record("numpy", "1..2", "0")));
+    CHECK(match("numpy", record("numpy", "1..2", "0")));
+}
+
+TEST_CASE("the pre-parsed overload agrees with the parsing one") {
+    MatchSpec m = MatchSpec::parse("numpy >=1.19,<1.20.0a0");
+    IndexRecord r = record("numpy", "1.19.5", "py38_0");
+    CHECK(m.matches(r, Version::parse(r.version)));
+    CHECK(m.matches_version(Version::parse("1.19.1")));
+    CHECK_FALSE(m.matches_version(Version::parse("1.20.0rc1")));
+}
+
+TEST_CASE("malformed match specs are rejected with one line naming the spec") {
+    CHECK(error_of("") == "invalid conda match spec '': empty spec");
+    CHECK(error_of(">=1.0") == "invalid conda match spec '>=1.0': no package name found");
+    CHECK(error_of("numpy >=") == "invalid conda match spec 'numpy >=': invalid conda version spec '>=': missing version after '>='");
+    CHECK(error_of("numpy[version='>=1'") == "invalid conda match spec 'numpy[version='>=1'': missing ']'");
+    CHECK(error_of("numpy[foo=bar]") == "invalid conda match spec 'numpy[foo=bar]': cannot match on field 'foo'");
+    CHECK(error_of("numpy[version]").find("expected key=value") != std::string::npos);
+    CHECK(error_of("numpy[version='1.0]").find("unterminated quote") != std::string::npos);
+    CHECK(error_of("numpy[build_number=abc]").find("invalid build_number") != std::string::npos);
+    CHECK(error_of("numpy 1.0 py38 extra").find("extra text") != std::string::npos);
+    CHECK(error_of("numpy >=1.0,,<2") != "accepted");
+    CHECK(error_of("numpy[a=1][b=2]") != "accepted");
+    CHECK(error_of("::numpy") == "invalid conda match spec '::numpy': empty channel before '::'");
+}
