@@ -70,7 +70,7 @@ void emit_package(YAML::Emitter& out, const LockedPackage& p) {
 std::string target_text(const std::vector<NamedTarget>& targets) {
     YAML::Emitter out;
     out << YAML::BeginMap;
-    for (const auto& t : targets) out << YAML::Key << t.name << YAML::Value << target_to_yaml(t.target);
+    for (const auto& t : targets) out << YAML::Key << t.name << YAML::Value << YAML::Load(target_to_yaml(t.target));
     out << YAML::EndMap;
     return out.c_str();
 }
@@ -147,7 +147,7 @@ std::string write_lock(const Lock& lock) {
     out << YAML::Key << "spec" << YAML::Value;
     emit_spec(out, lock.spec);
     out << YAML::Key << "targets" << YAML::Value << YAML::BeginMap;
-    for (const auto& t : lock.targets) out << YAML::Key << t.name << YAML::Value << target_to_yaml(t.target);
+    for (const auto& t : lock.targets) out << YAML::Key << t.name << YAML::Value << YAML::Load(target_to_yaml(t.target));
     out << YAML::EndMap;
     const LockedToolchain& tc = lock.toolchain;
     if (!tc.nvcc.empty() || !tc.gcc.empty() || !tc.cuda_arch_list.empty() || !tc.notes.empty()) {
@@ -211,7 +211,7 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
         lock.knowledge_version = str_of(root["knowledge-version"]);
         lock.spec = spec_from_yaml(root["spec"], file);
         for (const auto& kv : root["targets"])
-            lock.targets.push_back({kv.first.as<std::string>(), target_from_yaml(kv.second, file)});
+            lock.targets.push_back({kv.first.as<std::string>(), target_from_text(YAML::Dump(kv.second), name + " (targets." + kv.first.as<std::string>() + ")")});
         if (const auto tc = root["toolchain"]) {
             lock.toolchain.nvcc = str_of(tc["nvcc"]);
             lock.toolchain.nvcc_from = str_of(tc["nvcc-from"]);

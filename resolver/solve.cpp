@@ -11,10 +11,7 @@
 #include "resolver/solve_pool.hpp"
 #include "resolver/spec_io.hpp"
 
-extern "C" {
-#include <solv/problems.h>
-#include <solv/solver.h>
-}
+#include "resolver/libsolv.hpp"
 
 namespace envlock {
 

@@ -30,6 +30,9 @@ struct SolveInput {
     std::set<std::string> update;                     // names allowed to move away from `previous`
     bool update_all = false;
     bool strict_channel_priority = true;
+    // What the repo's code does that advisories depend on: "numba-cuda",
+    // "code-uses:torch.utils.tensorboard", "code-uses:numpy.float-aliases" …
+    std::set<std::string> uses;
 };
 
 struct SolveOutcome {

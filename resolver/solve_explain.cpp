@@ -10,11 +10,7 @@
 #include "resolver/pep508.hpp"
 #include "resolver/spec_io.hpp"
 
-extern "C" {
-#include <solv/pool.h>
-#include <solv/problems.h>
-#include <solv/rules.h>
-}
+#include "resolver/libsolv.hpp"
 
 namespace envlock::solve_detail {
 

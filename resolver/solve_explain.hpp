@@ -6,9 +6,7 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-#include <solv/solver.h>
-}
+#include "resolver/libsolv.hpp"
 
 #include "resolver/solve_pool.hpp"
 

@@ -9,10 +9,7 @@
 #include "resolver/pep508.hpp"
 #include "resolver/wheel.hpp"
 
-extern "C" {
-#include <solv/poolid.h>
-#include <solv/queue.h>
-}
+#include "resolver/libsolv.hpp"
 
 namespace envlock::solve_detail {
 
@@ -64,6 +61,14 @@ std::vector<int> split_ints(const std::string& s) {
 }
 
 std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
+
+// The CUDA variant a plain PyPI torch wheel (no +cuXYZ label) was built with, e.g. cu102 for
+// torch 1.9.1. "" when the knowledge base does not say.
+std::string torch_pypi_default_variant(const knowledge::Knowledge& k, const std::string& version) {
+    auto release = knowledge::torch_release(k, version);
+    if (!release) return "";
+    return release->pypi_default;
+}
 
 }  // namespace
 
@@ -146,6 +151,8 @@ std::string describe_dep(const std::string& argument) {
         }
         if (f[1] == "extarch") return "an nvcc " + f[3] + " arch that torch " + f[2] + "'s cpp_extension accepts for every GPU";
         if (f[1] == "cpu") return "a CPU with " + f[2];
+        if (f[1] == "advisory") return "nothing: advisory " + f[2] + " rules it out";
+        if (f[1] == "unknown-build") return "a known CUDA variant: the knowledge base does not say which CUDA the plain PyPI " + f[2] + " wheel was built with";
     }
     if (kind == "source" && f.size() > 1) return f[1] + " from its git source";
     if (kind == "nvcc" && f.size() > 1) return "nvcc of CUDA " + f[1] + " for the repo's CUDA extensions";
@@ -153,6 +160,7 @@ std::string describe_dep(const std::string& argument) {
     if (kind == "torchbuild" && f.size() > 2)
         return f[1].empty() ? "a torch build for CUDA " + f[2] : "a torch " + f[1] + ".x build for CUDA " + f[2];
     if (kind == "advisory" && f.size() > 2) return f[2] + " (advisory " + f[1] + ")";
+    if (kind == "cudaat" && f.size() > 1) return "a CUDA build or toolkit with CUDA " + f[1];
     if (kind == "constrains" && f.size() > 1) return "a version outside " + f[1];
     if (kind == "otherdist" && f.size() > 1) return "another installed copy of " + f[1];
     return argument;
@@ -258,6 +266,19 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
                 if (cands_[i].kind == CandKind::pypi || cands_[i].kind == CandKind::source) out.push_back(id_of(i));
         return out;
     }
+    if (kind == "cudaat") {
+        auto spec = conda::VersionSpec::parse(f.at(1));
+        for (size_t i = 0; i < cands_.size(); ++i) {
+            const auto& c = cands_[i];
+            std::string cuda;
+            if (c.cuda) cuda = c.cuda->runtime;
+            else if (c.kind == CandKind::system_nvcc || c.record.name == "cuda-nvcc" || c.record.name == "cudatoolkit")
+                cuda = major_minor(c.record.version);
+            auto v = conda::Version::try_parse(cuda);
+            if (!cuda.empty() && v && spec.contains(*v)) out.push_back(id_of(i));
+        }
+        return out;
+    }
     if (kind == "source") {
         if (auto it = by_dist_.find(f.at(1)); it != by_dist_.end())
             for (size_t i : it->second)
@@ -303,6 +324,8 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         } else if (what == "extarch") {
             for (int sm : all_gpu_sms(*ctx_.input))
                 if (!buildable_arch(k, f.at(2), f.at(3), sm)) holds = false;
+        } else if (what == "advisory" || what == "unknown-build") {
+            holds = false;
         } else if (what == "cpu") {
             for (const auto& t : ctx_.input->targets)
                 if (std::find(t.target.cpu_flags.begin(), t.target.cpu_flags.end(), f.at(2)) == t.target.cpu_flags.end())
@@ -445,9 +468,12 @@ void SolvPool::add_candidates() {
         c.dist = key.first;
         c.pep440_version = pep440::Version::parse(rec.version);
         std::string default_variant;
-        if (c.dist == "torch") default_variant = knowledge::torch_pypi_default_variant(k, rec.version);
+        if (c.dist == "torch") default_variant = torch_pypi_default_variant(k, rec.version);
         c.cuda = cuda_build_of(rec, default_variant);
         c.repo_priority = 200;
+        // A plain torch wheel whose CUDA nobody recorded: do not guess what GPUs it runs on.
+        if (c.dist == "torch" && !c.cuda && rec.version.find('+') == std::string::npos && default_variant != "cpu")
+            c.deps.push_back("fact\tunknown-build\ttorch " + rec.version);
         if (c.dist == "torch" && c.cuda)
             c.arch = knowledge::torch_arch_list(k, c.pep440_version->public_version().str(), c.cuda->variant, "pip");
         for (const auto& d : rec.depends) {
@@ -523,18 +549,74 @@ void SolvPool::add_knowledge_clauses() {
             } catch (const InputError&) {
             }
         }
-        for (const auto& adv : advisories) {
-            if (allowed.count(adv.id) || adv.when.size() < 2) continue;
-            if (adv.needs == "cuda-extensions" && !ctx_.cuda_extensions) continue;
-            try {
-                auto first = pep508::Requirement::parse(adv.when[0]);
-                if (first.normalized_name != c.dist) continue;
-                if (!first.specifier.contains(*c.pep440_version, true)) continue;
-                for (size_t i = 1; i < adv.when.size(); ++i)
-                    c.conflicts.push_back("advisory\t" + adv.id + "\t" + adv.when[i]);
-            } catch (const InputError&) {
-            }
+    }
+    for (const auto& adv : advisories) {
+        if (allowed.count(adv.id)) continue;
+        auto rule = advisory_rule(adv);
+        if (!rule) continue;
+        apply_advisory(adv.id, *rule);
+    }
+}
+
+// An advisory becomes clauses when its static conditions hold (the spec builds CUDA
+// extensions, uses numba.cuda, a GPU's sm …). Its members are the PEP 508 requirements of
+// `when`, plus a CUDA condition ("cuda>=11.2") that selects CUDA builds and toolkits.
+std::optional<SolvPool::AdvisoryRule> SolvPool::advisory_rule(const knowledge::Advisory& adv) const {
+    AdvisoryRule rule;
+    std::stringstream needs(adv.needs);
+    std::string cond;
+    auto sms = all_gpu_sms(*ctx_.input);
+    while (std::getline(needs, cond, ',')) {
+        cond.erase(0, cond.find_first_not_of(' '));
+        cond.erase(cond.find_last_not_of(' ') + 1);
+        if (cond.empty()) continue;
+        if (cond == "cuda-extensions") {
+            if (!ctx_.cuda_extensions) return std::nullopt;
+        } else if (cond.rfind("cuda", 0) == 0 && cond.size() > 4 && std::string("<>=!").find(cond[4]) != std::string::npos) {
+            rule.members.push_back("cudaat\t" + cond.substr(4));
+        } else if (cond.rfind("sm", 0) == 0 && cond.size() > 2 && std::string("<>=!").find(cond[2]) != std::string::npos) {
+            auto spec = conda::VersionSpec::parse(cond.substr(2));
+            bool any = std::any_of(sms.begin(), sms.end(),
+                                   [&](int sm) { return spec.contains(conda::Version::parse(std::to_string(sm))); });
+            if (!any) return std::nullopt;
+        } else if (!ctx_.input->uses.count(cond)) {
+            return std::nullopt;   // numba-cuda, code-uses:…: only when the spec says the code does
         }
+    }
+    std::vector<std::string> when;
+    for (const auto& w : adv.when) when.push_back("advisory\t" + adv.id + "\t" + w);
+    rule.members.insert(rule.members.begin(), when.begin(), when.end());
+    // Members beyond two must be facts the spec states outright (a requested name), since a
+    // conflict clause ties only two packages.
+    while (rule.members.size() > 2) {
+        auto f = split_dep(rule.members.back());
+        if (f[0] != "advisory") return std::nullopt;
+        std::string name = pep508::Requirement::parse(f[2]).normalized_name;
+        bool requested = std::any_of(ctx_.input->spec.requirements.begin(), ctx_.input->spec.requirements.end(),
+                                     [&](const SpecRequirement& r) {
+                                         try {
+                                             return pep508::Requirement::parse(r.text).normalized_name == name;
+                                         } catch (const InputError&) {
+                                             return false;
+                                         }
+                                     });
+        if (!requested) return std::nullopt;
+        rule.members.pop_back();
+    }
+    if (rule.members.empty()) return std::nullopt;
+    return rule;
+}
+
+void SolvPool::apply_advisory(const std::string& id, const AdvisoryRule& rule) {
+    // Runs before the solvables exist (first_id_ is still 0), so ids here are indexes; the
+    // cache is not used, and is cleared once the pool is built.
+    for (Id p : compute(rule.members[0])) {
+        if (p == SYSTEMSOLVABLE && first_id_ != 0) continue;
+        Candidate& c = cands_[static_cast<size_t>(p - first_id_)];
+        if (rule.members.size() == 1)
+            c.deps.push_back("fact\tadvisory\t" + id);
+        else
+            c.conflicts.push_back(rule.members[1]);
     }
 }
 
@@ -591,9 +673,10 @@ void SolvPool::add_to_pool() {
         s->evr = pool_str2id(pool_, evr[i].c_str(), 1);
         s->arch = ARCH_NOARCH;
         s->provides = repo_addid_dep(repo, s->provides, pool_rel2id(pool_, s->name, s->evr, REL_EQ, 1), 0);
-        for (const auto& d : c.deps) s->requires = repo_addid_dep(repo, s->requires, dep_id(d), 0);
+        for (const auto& d : c.deps) s->requires_ = repo_addid_dep(repo, s->requires_, dep_id(d), 0);
         for (const auto& d : c.conflicts) s->conflicts = repo_addid_dep(repo, s->conflicts, dep_id(d), 0);
     }
+    cache_.clear();
     for (auto& [prio, repo] : repos) repo_internalize(repo);
     repo_internalize(installed);
     pool_createwhatprovides(pool_);

@@ -9,11 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-extern "C" {
-#include <solv/pool.h>
-#include <solv/repo.h>
-#include <solv/solver.h>
-}
+#include "resolver/libsolv.hpp"
 
 #include "resolver/conda_version.hpp"
 #include "resolver/cuda_build.hpp"
@@ -77,6 +73,11 @@ private:
     void add_candidates();
     void add_knowledge_clauses();
     void add_to_pool();
+    struct AdvisoryRule {
+        std::vector<std::string> members;   // dep arguments; the first conflicts with the second
+    };
+    std::optional<AdvisoryRule> advisory_rule(const knowledge::Advisory& adv) const;
+    void apply_advisory(const std::string& id, const AdvisoryRule& rule);
 
     PoolContext ctx_;
     Pool* pool_ = nullptr;
