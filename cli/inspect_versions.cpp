@@ -6,17 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "resolver/conda_filename.hpp"
+#include "resolver/conda_version.hpp"
 #include "resolver/errors.hpp"
+#include "resolver/matchspec.hpp"
 #include "resolver/pep440.hpp"
 #include "resolver/pep508.hpp"
 #include "resolver/wheel.hpp"
 
-#if __has_include("resolver/matchspec.hpp")
-#include "resolver/conda_version.hpp"
-#include "resolver/matchspec.hpp"
-#include "resolver/record.hpp"
-#define ENVLOCK_HAVE_CONDA 1
-#endif
 
 namespace envlock::cli {
 namespace {
@@ -25,35 +22,19 @@ const char* relation(int c) { return c < 0 ? "<" : (c > 0 ? ">" : "=="); }
 
 int compare_versions(const std::string& a, const std::string& b, bool conda) {
     if (conda) {
-#ifdef ENVLOCK_HAVE_CONDA
         int c = envlock::conda::Version::parse(a).compare(envlock::conda::Version::parse(b));
         return c < 0 ? -1 : (c > 0 ? 1 : 0);
-#else
-        throw EnvironmentError("conda version semantics are not built into this envlock yet");
-#endif
     }
     auto c = pep440::Version::parse(a) <=> pep440::Version::parse(b);
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
 bool conda_match(const std::string& spec_text, const std::string& candidate) {
-#ifdef ENVLOCK_HAVE_CONDA
     auto spec = envlock::conda::MatchSpec::parse(spec_text);
-    // A dist string "name-version-build" has at least two '-' and no spaces; a bare version
-    // has none of the three parts (conda versions cannot contain '-').
-    if (candidate.find('-') != std::string::npos) {
-        auto dist = envlock::conda::DistName::parse(candidate);
-        IndexRecord record;
-        record.ecosystem = Ecosystem::conda;
-        record.name = dist.name;
-        record.version = dist.version;
-        record.build = dist.build;
-        return spec.matches(record);
-    }
+    // Conda versions cannot contain '-', so a candidate with one is a dist string
+    // "name-version-build", matched on name, version and build.
+    if (candidate.find('-') != std::string::npos) return spec.matches(envlock::conda::DistName::parse(candidate));
     return spec.matches_version(envlock::conda::Version::parse(candidate));
-#else
-    throw EnvironmentError("conda version semantics are not built into this envlock yet");
-#endif
 }
 
 // SPEC may be a bare specifier set (">=1.0,<2") or a whole requirement ("torch==1.9.0").

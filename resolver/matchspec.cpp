@@ -90,13 +90,23 @@ std::string_view channel_base(std::string_view channel) {
 
 // A spec channel given by name ("pytorch", "pkgs/main") matches a record whose channel is that
 // name or any URL ending in "/<name>"; a URL must match the record's URL.
+bool ends_with_segments(std::string_view whole, std::string_view tail) {
+    return whole.size() > tail.size() && ends_with(whole, tail) && whole[whole.size() - tail.size() - 1] == '/';
+}
+
 bool channel_matches(std::string_view spec, std::string_view record_channel) {
     if (spec.empty() || spec == "*") return true;
     std::string_view rec = channel_base(record_channel);
     std::string_view want = channel_base(spec);
     if (rec == want) return true;
-    if (want.find("://") != std::string_view::npos) return false;
-    return rec.size() > want.size() && ends_with(rec, want) && rec[rec.size() - want.size() - 1] == '/';
+    bool want_url = want.find("://") != std::string_view::npos;
+    bool rec_url = rec.find("://") != std::string_view::npos;
+    if (want_url && rec_url) return false;
+    if (want_url) return ends_with_segments(want, rec);   // record knows only the channel's name
+    if (want == "defaults")                              // conda's multichannel
+        return ends_with_segments(rec, "pkgs/main") || ends_with_segments(rec, "pkgs/r") ||
+               ends_with_segments(rec, "pkgs/msys2") || rec == "pkgs/main" || rec == "pkgs/r";
+    return ends_with_segments(rec, want);
 }
 
 // build_number constraints: "3", "*", ">3", ">=3", "<3", "<=3", "==3", "=3", "!=3".
@@ -367,10 +377,10 @@ MatchSpec MatchSpec::parse(std::string_view text) {
         }
         if (close == std::string::npos) fail(quote ? "unterminated quote in brackets" : "missing ']'");
         brackets = parse_key_values(whole, std::string_view(rest).substr(open + 1, close - open - 1), false);
-        std::string_view tail = trim(std::string_view(rest).substr(close + 1));
-        if (!tail.empty() && tail.front() == '[') fail("multiple bracket sections not allowed");
-        if (!tail.empty()) fail("unexpected text after ']': '" + std::string(tail) + "'");
-        rest = rest.substr(0, open);
+        // Like conda, the section is cut out wherever it is ("numpy[…] (optional)").
+        std::string tail = rest.substr(close + 1);
+        if (tail.find_first_of("[]") != std::string::npos) fail("multiple bracket sections not allowed");
+        rest = rest.substr(0, open) + (trim(tail).empty() ? "" : " " + tail);
     } else if (rest.find(']') != std::string::npos) {
         fail("unbalanced ']'");
     }
@@ -564,7 +574,11 @@ std::string MatchSpec::str() const {
     bool version_exact = false;
     if (!version.is_any()) {
         std::string v = version.str();
-        if (v.find_first_of("><$^|,") != std::string::npos) {
+        std::string_view stem = v;
+        if (ends_with(stem, ".*")) stem.remove_suffix(2);
+        else if (ends_with(stem, "*")) stem.remove_suffix(1);
+        // An inner '*' ("1.*.*") is a text glob; "=1.*" would read back as a prefix, so quote it.
+        if (v.find_first_of("><$^|,") != std::string::npos || stem.find('*') != std::string_view::npos) {
             brackets.push_back("version='" + v + "'");
         } else if (starts_with(v, "!=") || starts_with(v, "~=")) {
             if (!build.empty()) brackets.push_back("version='" + v + "'");

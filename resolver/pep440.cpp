@@ -72,7 +72,8 @@ public:
             if (auto f = local_label(out)) return f;
         }
         if (pos_ != s_.size()) {
-            if (peek() == '*') return fail("a version without a wildcard (\".*\" only follows == or !=)");
+            if (peek() == '*' || (peek() == '.' && peek(1) == '*'))
+                return fail("a version without a wildcard ('.*' only follows == or != in a specifier)");
             return fail("end of version (a release like 1.2, then optional aN/bN/rcN, .postN, .devN, +local)");
         }
         return std::nullopt;

@@ -23,6 +23,7 @@ struct SpecSource {
     std::string git;
     std::string rev;
     Provenance from;
+    std::string install;     // as documented, run in the clone: "pip install -v -e .", "python setup.py install"
 };
 
 struct SpecExtension {

@@ -118,6 +118,7 @@ void emit_spec(YAML::Emitter& out, const Spec& spec) {
             keyed(out, "name", s.name);
             keyed(out, "git", s.git);
             keyed(out, "rev", s.rev);
+            keyed(out, "install", s.install);
             from_field(out, s.from);
             out << YAML::EndMap;
         }
@@ -305,11 +306,12 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
             spec.requirements.push_back(rd.requirement(n[i], "spec.requirements[" + std::to_string(i) + "]"));
     }
     rd.each_map(node["sources"], "spec.sources", "name:, git:, rev:", [&](const YAML::Node& m, const std::string& p) {
-        rd.only_keys(m, p, {"name", "git", "rev", "from"});
+        rd.only_keys(m, p, {"name", "git", "rev", "install", "from"});
         SpecSource s;
         s.name = rd.required(m, "name", p);
         s.git = rd.required(m, "git", p);
         s.rev = rd.optional(m, "rev", p);
+        s.install = rd.optional(m, "install", p);
         s.from = rd.from(m, p);
         spec.sources.push_back(std::move(s));
     });
@@ -468,7 +470,11 @@ nlohmann::json spec_to_json(const Spec& spec) {
     for (const auto& r : spec.requirements) j["requirements"].push_back(requirement_json(r));
     j["sources"] = nlohmann::json::array();
     for (const auto& s : spec.sources)
-        j["sources"].push_back({{"name", s.name}, {"git", s.git}, {"rev", s.rev}, {"from", provenance_json(s.from)}});
+        j["sources"].push_back({{"name", s.name},
+                                {"git", s.git},
+                                {"rev", s.rev},
+                                {"install", s.install},
+                                {"from", provenance_json(s.from)}});
     j["extensions"] = nlohmann::json::array();
     for (const auto& e : spec.extensions)
         j["extensions"].push_back({{"name", e.name},
@@ -508,7 +514,8 @@ Spec spec_from_json(const nlohmann::json& j, std::string_view file) {
             spec.requirements.push_back(rd.requirement((*reqs)[i], "spec.requirements[" + std::to_string(i) + "]"));
     }
     rd.each(j, "sources", "spec", [&](const nlohmann::json& v, const std::string& p) {
-        spec.sources.push_back({rd.string(v, "name", p), rd.string(v, "git", p), rd.string(v, "rev", p), rd.from(v, p)});
+        spec.sources.push_back({rd.string(v, "name", p), rd.string(v, "git", p), rd.string(v, "rev", p), rd.from(v, p),
+                                rd.string(v, "install", p)});
     });
     rd.each(j, "extensions", "spec", [&](const nlohmann::json& v, const std::string& p) {
         SpecExtension e{rd.string(v, "name", p), rd.string(v, "in", p), rd.string(v, "build", p),

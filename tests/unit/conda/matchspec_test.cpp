@@ -189,6 +189,14 @@ TEST_CASE("channel, subdir and namespace prefixes") {
     CHECK(url.matches(record("pytorch", "1.9.0", "0", 0, "https://conda.anaconda.org/pytorch")));
     CHECK_FALSE(url.matches(record("pytorch", "1.9.0", "0", 0, "https://mirror.example/pytorch")));
 
+    MatchSpec defaults = MatchSpec::parse("defaults::numpy");
+    CHECK(defaults.matches(record("numpy", "1", "0", 0, "https://repo.anaconda.com/pkgs/main")));
+    CHECK(defaults.matches(record("numpy", "1", "0", 0, "https://repo.anaconda.com/pkgs/r")));
+    CHECK_FALSE(defaults.matches(record("numpy", "1", "0", 0, "https://conda.anaconda.org/conda-forge")));
+
+    // A record that knows only its channel's name still matches a URL spec for that channel.
+    CHECK(url.matches(record("pytorch", "1.9.0", "0", 0, "pytorch")));
+
     MatchSpec bracket = MatchSpec::parse("numpy[channel=conda-forge/noarch]");
     CHECK(bracket.channel == "conda-forge");
     CHECK(bracket.subdir == "noarch");
@@ -321,6 +329,38 @@ TEST_CASE("malformed match specs are rejected with one line naming the spec") {
     CHECK(error_of("numpy[build_number=abc]").find("invalid build_number") != std::string::npos);
     CHECK(error_of("numpy 1.0 py38 extra").find("extra text") != std::string::npos);
     CHECK(error_of("numpy >=1.0,,<2") != "accepted");
-    CHECK(error_of("numpy[a=1][b=2]") != "accepted");
+    CHECK(error_of("numpy[version=1][build=2]") ==
+          "invalid conda match spec 'numpy[version=1][build=2]': multiple bracket sections not allowed");
     CHECK(error_of("::numpy") == "invalid conda match spec '::numpy': empty channel before '::'");
+}
+
+TEST_CASE("str() gives conda's canonical text, and that text parses back to the same spec") {
+    struct Case {
+        const char* in;
+        const char* out;
+    };
+    for (Case c : {Case{"numpy", "numpy"},
+                   Case{"numpy 1.19.*", "numpy=1.19"},
+                   Case{"numpy >=1.19", "numpy[version='>=1.19']"},
+                   Case{"numpy !=1.19", "numpy!=1.19"},
+                   Case{"numpy ~=1.19", "numpy~=1.19"},
+                   Case{"numpy 1.19.5 py38_0", "numpy==1.19.5=py38_0"},
+                   Case{"numpy * mkl", "numpy[build=mkl]"},
+                   Case{"numpy 1.19.* py38*", "numpy=1.19[build=py38*]"},
+                   Case{"numpy !=1.19 py38*", "numpy[version='!=1.19',build=py38*]"},
+                   Case{"pytorch 1.*.*", "pytorch[version='1.*.*']"},
+                   Case{"conda-forge/linux-64::numpy 1.19.5", "conda-forge/linux-64::numpy==1.19.5"},
+                   Case{"numpy[md5=abc, license='BSD 3']", "numpy[md5=abc,license='BSD 3']"},
+                   Case{"numpy >=1 (optional)", "numpy[version='>=1'] (optional)"}}) {
+        CAPTURE(c.in);
+        MatchSpec m = MatchSpec::parse(c.in);
+        CHECK(m.str() == c.out);
+        MatchSpec again = MatchSpec::parse(m.str());
+        CHECK(again.str() == m.str());
+        CHECK(again.optional == m.optional);
+    }
+    // The glob form keeps its meaning through the round trip.
+    MatchSpec glob = MatchSpec::parse(MatchSpec::parse("pytorch 1.*.*").str());
+    CHECK(glob.matches(record("pytorch", "1.9.0", "0")));
+    CHECK_FALSE(glob.matches(record("pytorch", "1.9", "0")));
 }

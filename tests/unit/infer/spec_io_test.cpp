@@ -20,7 +20,7 @@ Spec bevformer_like() {
                       {"torch==1.9.1+cu111", "pypi", {"docs/install.md", 14}},
                       {"cudatoolkit=11.1", "conda", {"docs/install.md", 9}},
                       {"numpy<1.20", "", {"mmdetection3d/requirements/runtime.txt", 3}}};
-    s.sources = {{"mmdet3d", "https://github.com/open-mmlab/mmdetection3d", "v0.17.1", {"docs/install.md", 30}}};
+    s.sources = {{"mmdet3d", "https://github.com/open-mmlab/mmdetection3d", "v0.17.1", {"docs/install.md", 30}, "python setup.py install"}};
     SpecExtension ext{"mmdet3d-ops", "mmdetection3d", "python setup.py develop", "mmdet3d.ops", {}};
     ext.cuda = true;
     s.extensions = {ext};

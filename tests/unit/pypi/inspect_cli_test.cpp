@@ -106,3 +106,39 @@ TEST_CASE("bad input: exit 2 and one line naming what was expected and where") {
         CHECK_MESSAGE(r.err.find(c.needle) != std::string::npos, r.err);
     }
 }
+
+TEST_CASE("inspect version --conda uses conda's VersionOrder") {
+    auto r = run_envlock({"inspect", "version", "--conda", "1.0a1", "1.0"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "1.0a1 < 1.0\n");
+    CHECK(run_envlock({"inspect", "version", "--conda", "1.0", "1.0.0"}).out == "1.0 == 1.0.0\n");
+    CHECK(run_envlock({"inspect", "version", "--conda", "1.1dev1", "1.1a1"}).out == "1.1dev1 < 1.1a1\n");
+    CHECK(run_envlock({"inspect", "version", "--conda", "1!1.0", "2.0"}).out == "1!1.0 > 2.0\n");
+}
+
+TEST_CASE("inspect match --conda: MatchSpecs against versions and dist strings") {
+    auto r = run_envlock({"inspect", "match", "--conda", "pytorch 1.9.* *cuda11.1*", "pytorch-1.9.0-py3.8_cuda11.1_cudnn8.0.5_0"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "match\n");
+    auto other_cuda = run_envlock({"inspect", "match", "--conda", "pytorch 1.9.* *cuda11.1*", "pytorch-1.9.0-py3.8_cuda10.2_cudnn7.6.5_0"});
+    CHECK(other_cuda.exit_code == 1);
+    CHECK(other_cuda.out == "no match\n");
+    CHECK(run_envlock({"inspect", "match", "--conda", "pytorch 1.9.* *cuda11.1*", "torchvision-1.9.0-py3.8_cuda11.1_0"}).exit_code == 1);
+    CHECK(run_envlock({"inspect", "match", "--conda", "numpy >=1.19,<1.20.0a0", "1.19.5"}).out == "match\n");
+    CHECK(run_envlock({"inspect", "match", "--conda", "numpy >=1.19,<1.20.0a0", "1.20.0rc1"}).out == "no match\n");
+    CHECK(run_envlock({"inspect", "match", "--conda", "python 3.8.*", "3.8.18"}).out == "match\n");
+    CHECK(run_envlock({"inspect", "match", "--conda", "cudatoolkit >=11.1,<11.2", "11.2.0"}).out == "no match\n");
+}
+
+TEST_CASE("inspect --conda: bad input is exit 2 with one line") {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"inspect", "version", "--conda", "1.0..", "2"},
+             {"inspect", "match", "--conda", "numpy[", "1.0"},
+             {"inspect", "match", "--conda", "numpy", "numpy-1.0"}}) {
+        CAPTURE(args[3]);
+        auto r = run_envlock(args);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(lines(r.err) == 1);
+    }
+}

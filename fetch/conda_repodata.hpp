@@ -1,0 +1,45 @@
+#pragma once
+// Reader of conda channel indexes: repodata.json (and its .zst), with both `packages`
+// (.tar.bz2) and `packages.conda`, `info.subdir`, `info.base_url` (repodata v2; relative to
+// the subdir or absolute), noarch, and the flat {filename: record} form conda's own test
+// indexes use. simdjson's on-demand parser does the reading: this is the hot path
+// (conda-forge linux-64 is ~250 MB and ~465k records).
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "resolver/record.hpp"
+
+namespace envlock::fetch {
+
+struct RepodataSource {
+    std::string channel_url;   // channel root, no subdir: "https://conda.anaconda.org/pytorch"
+    std::string subdir;        // used when the file has no info.subdir and a record no subdir
+    std::string name;          // how errors name the file, usually its URL
+};
+
+// Every record. Throws InputError "<name>: malformed repodata: ..." for anything that is not
+// repodata (not JSON, a record that is not an object, a field of the wrong type).
+IndexRecords parse_repodata(std::string_view json, std::string_view channel_url,
+                            std::string_view source_name_for_errors);
+IndexRecords parse_repodata(std::string_view json, const RepodataSource& source);
+
+// Only the records of one package; the others are skipped without being built.
+IndexRecords parse_repodata_for(std::string_view json, const RepodataSource& source, std::string_view package);
+
+// Streams records to `visit` (the record is reused between calls: move from it to keep it).
+// `package` empty: all. When `json` is a std::string with at least 64 bytes of spare
+// capacity (see read_file_padded), it is parsed in place without a copy.
+void visit_repodata(std::string_view json, const RepodataSource& source, std::string_view package,
+                    const std::function<void(IndexRecord&)>& visit);
+void visit_repodata(const std::string& json, const RepodataSource& source, std::string_view package,
+                    const std::function<void(IndexRecord&)>& visit);
+
+// For a view whose 64 bytes after the end are readable (a cache entry's body, say).
+void visit_repodata_padded(std::string_view json, const RepodataSource& source, std::string_view package,
+                           const std::function<void(IndexRecord&)>& visit);
+
+// repodata.json.zst -> repodata.json. Throws InputError naming `source_name` when damaged.
+std::string decompress_zstd(std::string_view compressed, std::string_view source_name);
+
+}  // namespace envlock::fetch

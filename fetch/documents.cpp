@@ -1,0 +1,82 @@
+#include "fetch/documents.hpp"
+
+#include <ctime>
+
+#include "fetch/http_cache.hpp"
+#include "fetch/url.hpp"
+
+namespace envlock::fetch {
+
+std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests, const FetchContext& ctx) {
+    std::vector<Document> docs(requests.size());
+    std::vector<Request> wire;
+    std::vector<std::size_t> wire_index;
+    std::vector<std::optional<CacheEntry>> cached(requests.size());
+    const std::time_t now = std::time(nullptr);
+
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        Document& d = docs[i];
+        d.url = requests[i].url;
+        d.fetched_url = ctx.mirrors.apply(requests[i].url);
+        // file:// needs no cache: the file is already local.
+        bool local = is_file_url(d.fetched_url);
+        if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
+        auto& entry = cached[i];
+        if (entry && (ctx.offline || entry->fresh(now))) {
+            d.status = 200;
+            d.from_cache = true;
+            d.content_type = entry->content_type;
+            d.data = std::move(entry->data);
+            d.body_offset = entry->body_offset;
+            continue;
+        }
+        if (ctx.offline && !local) {
+            d.missing_offline = true;
+            d.status = 404;
+            continue;
+        }
+        Request r{d.fetched_url, {}, {}, {}};
+        if (!requests[i].accept.empty()) r.headers.emplace_back("Accept", requests[i].accept);
+        if (entry) {
+            if (!entry->etag.empty()) r.headers.emplace_back("If-None-Match", entry->etag);
+            if (!entry->last_modified.empty()) r.headers.emplace_back("If-Modified-Since", entry->last_modified);
+        }
+        wire.push_back(std::move(r));
+        wire_index.push_back(i);
+    }
+
+    auto responses = perform(wire, ctx.transport);
+    for (std::size_t k = 0; k < responses.size(); ++k) {
+        std::size_t i = wire_index[k];
+        Document& d = docs[i];
+        Response& r = responses[k];
+        auto& entry = cached[i];
+        if (r.status == 304 && entry && r.error.empty()) {
+            cache_touch(ctx.cache_dir, d.fetched_url, requests[i].accept);
+            d.status = 200;
+            d.from_cache = d.revalidated = true;
+            d.content_type = entry->content_type;
+            d.data = std::move(entry->data);
+            d.body_offset = entry->body_offset;
+            continue;
+        }
+        d.status = r.status;
+        d.error = r.error;
+        d.content_type = r.content_type;
+        if (r.ok()) {
+            if (!is_file_url(d.fetched_url)) {
+                CacheEntry meta;
+                meta.etag = r.etag;
+                meta.last_modified = r.last_modified;
+                meta.cache_control = r.cache_control;
+                meta.content_type = r.content_type;
+                cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, r.body);
+            }
+            r.body.reserve(r.body.size() + 64);  // JSON parser padding
+            d.data = std::move(r.body);
+        }
+    }
+    return docs;
+}
+
+}  // namespace envlock::fetch

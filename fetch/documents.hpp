@@ -1,0 +1,41 @@
+#pragma once
+// Index documents (repodata, simple pages, find-links pages, metadata files) fetched through
+// the mirrors and the HTTP cache: a fresh cache entry is used as is, a stale one is
+// revalidated with If-None-Match / If-Modified-Since (a 304 keeps it), and offline mode
+// answers from the cache alone.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fetch/settings.hpp"
+
+namespace envlock::fetch {
+
+struct DocumentRequest {
+    std::string url;       // as the user or the lock names it; mirrors apply underneath
+    std::string accept;    // Accept header ("" for none); part of the cache key
+};
+
+struct Document {
+    std::string url;          // as requested
+    std::string fetched_url;  // after mirrors (redact before showing)
+    long status = 0;          // 200 (from the network or the cache), 404, ...
+    std::string content_type;
+    bool from_cache = false;
+    bool revalidated = false;     // the server answered 304
+    bool missing_offline = false; // offline and not in the cache
+    std::string error;            // network failure after retries (see Response::error)
+    // Body storage; body() views into it (with JSON padding after it).
+    std::string data;
+    std::size_t body_offset = 0;
+
+    std::string_view body() const { return std::string_view(data).substr(body_offset); }
+    bool ok() const { return error.empty() && status >= 200 && status < 300; }
+};
+
+// Fetches all of them in parallel (ctx.transport.jobs at a time). Never throws for a
+// failed transfer; callers decide what a 404 or an error means for them.
+std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests, const FetchContext& ctx);
+
+}  // namespace envlock::fetch

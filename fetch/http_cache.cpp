@@ -1,0 +1,135 @@
+#include "fetch/http_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "fetch/url.hpp"
+#include "resolver/sha256.hpp"
+
+namespace envlock::fetch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kMagic = "envlock-http-cache 1\n";
+constexpr std::size_t kPadding = 64;
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+}  // namespace
+
+fs::path default_cache_dir() {
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "envlock";
+    if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "envlock";
+    return fs::temp_directory_path() / "envlock-cache";
+}
+
+std::optional<long> cache_max_age(std::string_view cc) {
+    std::string v = lower(cc);
+    if (v.find("no-cache") != std::string::npos || v.find("no-store") != std::string::npos) return 0;
+    auto pos = v.find("max-age=");
+    if (pos == std::string::npos) return std::nullopt;
+    return std::strtol(v.c_str() + pos + 8, nullptr, 10);
+}
+
+bool CacheEntry::fresh(std::time_t now) const {
+    auto age = cache_max_age(cache_control);
+    return age && *age > 0 && now - validated_at < *age;
+}
+
+fs::path cache_entry_path(const fs::path& dir, std::string_view url, std::string_view key) {
+    std::string id = sha256_hex(std::string(url) + "\n" + std::string(key));
+    return dir / "http" / id.substr(0, 2) / (id + ".entry");
+}
+
+std::string read_file_padded(const fs::path& path) {
+    std::string data;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return data;
+    struct stat st{};
+    if (::fstat(fd, &st) == 0) {
+        data.reserve(static_cast<std::size_t>(st.st_size) + kPadding);
+        data.resize(static_cast<std::size_t>(st.st_size));
+        std::size_t got = 0;
+        while (got < data.size()) {
+            ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+            if (n <= 0) break;
+            got += static_cast<std::size_t>(n);
+        }
+        data.resize(got);
+    }
+    ::close(fd);
+    return data;
+}
+
+std::optional<CacheEntry> cache_read(const fs::path& dir, std::string_view url, std::string_view key) {
+    if (dir.empty()) return std::nullopt;
+    fs::path path = cache_entry_path(dir, url, key);
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    CacheEntry e;
+    e.data = read_file_padded(path);
+    e.validated_at = st.st_mtim.tv_sec;
+    std::string_view all(e.data);
+    if (all.substr(0, kMagic.size()) != kMagic) return std::nullopt;
+    auto meta_end = all.find('\n', kMagic.size());
+    if (meta_end == std::string_view::npos) return std::nullopt;
+    try {
+        auto meta = nlohmann::json::parse(all.substr(kMagic.size(), meta_end - kMagic.size()));
+        e.etag = meta.value("etag", "");
+        e.last_modified = meta.value("last_modified", "");
+        e.cache_control = meta.value("cache_control", "");
+        e.content_type = meta.value("content_type", "");
+        e.body_offset = meta_end + 1;
+        // A body of another length than recorded is damage, not data.
+        if (meta.value("size", std::uint64_t{0}) != all.size() - e.body_offset) return std::nullopt;
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+    }
+    return e;
+}
+
+bool cache_write(const fs::path& dir, std::string_view url, std::string_view key, const CacheEntry& meta,
+                 std::string_view body) {
+    if (dir.empty() || lower(meta.cache_control).find("no-store") != std::string::npos) return false;
+    fs::path path = cache_entry_path(dir, url, key);
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    nlohmann::json j = {{"url", redact_url(url)},          {"etag", meta.etag},
+                        {"last_modified", meta.last_modified}, {"cache_control", meta.cache_control},
+                        {"content_type", meta.content_type},   {"size", body.size()}};
+    std::string header = std::string(kMagic) + j.dump() + "\n";
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    fs::path temp = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
+    std::FILE* f = std::fopen(temp.c_str(), "wb");
+    if (!f) return false;
+    bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
+              std::fwrite(body.data(), 1, body.size(), f) == body.size() && std::fflush(f) == 0;
+    ok = std::fclose(f) == 0 && ok;
+    if (ok) fs::rename(temp, path, ec);
+    if (!ok || ec) {
+        fs::remove(temp, ec);
+        return false;
+    }
+    return true;
+}
+
+void cache_touch(const fs::path& dir, std::string_view url, std::string_view key) {
+    if (dir.empty()) return;
+    fs::path path = cache_entry_path(dir, url, key);
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+}
+
+}  // namespace envlock::fetch

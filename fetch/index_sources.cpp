@@ -1,0 +1,218 @@
+#include "fetch/index_sources.hpp"
+
+#include <filesystem>
+
+#include "fetch/conda_repodata.hpp"
+#include "fetch/documents.hpp"
+#include "fetch/pypi_readers.hpp"
+#include "fetch/url.hpp"
+#include "resolver/errors.hpp"
+
+namespace envlock::fetch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kSimpleAccept =
+    "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01";
+
+bool is_known_subdir(std::string_view s) {
+    for (std::string_view k : {"noarch", "linux-64", "linux-aarch64", "linux-ppc64le", "linux-32", "linux-armv7l",
+                               "linux-s390x", "osx-64", "osx-arm64", "win-64", "win-32", "win-arm64"})
+        if (s == k) return true;
+    return false;
+}
+
+void throw_fetch_failures(const std::vector<std::string>& failures, const std::vector<std::string>& missing) {
+    if (!missing.empty()) {
+        std::string msg = "offline, and not in the cache:";
+        for (const auto& m : missing) msg += "\n  " + m;
+        msg += "\n(run once without --offline to fill the cache)";
+        throw EnvironmentError(msg);
+    }
+    if (failures.size() == 1) throw EnvironmentError(failures.front());
+    if (!failures.empty()) {
+        std::string msg = "some indexes could not be read:";
+        for (const auto& f : failures) msg += "\n  " + f;
+        throw EnvironmentError(msg);
+    }
+}
+
+std::string status_failure(const Document& d) {
+    if (!d.error.empty()) return d.error;
+    return "cannot fetch " + redact_url(d.fetched_url) + ": HTTP " + std::to_string(d.status);
+}
+
+// A file:// find-links directory: its distributions as links.
+IndexRecords records_from_directory(const std::string& url, std::string_view name) {
+    std::string html;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(file_url_path(url), ec))
+        if (entry.is_regular_file()) html += "<a href=\"" + entry.path().filename().string() + "\"></a>\n";
+    std::string base = url.back() == '/' ? url : url + "/";
+    return parse_find_links(html, base, name);
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_channel(std::string_view channel) {
+    std::string url = channel.find("://") == std::string_view::npos
+                          ? "https://conda.anaconda.org/" + std::string(channel)
+                          : std::string(channel);
+    url = trim_trailing_slashes(url);
+    auto slash = url.rfind('/');
+    if (slash != std::string::npos && is_known_subdir(std::string_view(url).substr(slash + 1)))
+        return {url.substr(0, slash), url.substr(slash + 1)};
+    return {url, ""};
+}
+
+IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx) {
+    struct CondaTarget {
+        std::string root, subdir;
+        bool optional;   // noarch may be absent
+    };
+    std::vector<CondaTarget> conda;
+    for (const auto& ch : sources.channels) {
+        auto [root, subdir] = split_channel(ch);
+        if (!subdir.empty()) conda.push_back({root, subdir, false});
+        else
+            for (const auto& s : sources.subdirs) conda.push_back({root, s, s == "noarch"});
+    }
+    const std::string normalized = normalize_project_name(name);
+
+    // First round: repodata.json.zst probes, simple pages, find-links pages, all at once.
+    std::vector<DocumentRequest> first;
+    for (const auto& c : conda) first.push_back({c.root + "/" + c.subdir + "/repodata.json.zst", ""});
+    struct PypiTarget {
+        std::string url;
+        enum { simple, json_api, find_links, directory } kind;
+    };
+    std::vector<PypiTarget> pypi;
+    for (const auto& idx : sources.index_urls) {
+        std::string root = trim_trailing_slashes(idx);
+        if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") pypi.push_back({root + "/" + normalized + "/json", PypiTarget::json_api});
+        else pypi.push_back({root + "/" + normalized + "/", PypiTarget::simple});
+    }
+    for (const auto& fl : sources.find_links) {
+        std::string mapped = ctx.mirrors.apply(fl);
+        std::error_code ec;
+        if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({fl, PypiTarget::directory});
+        else pypi.push_back({fl, PypiTarget::find_links});
+    }
+    std::vector<size_t> pypi_doc(pypi.size(), 0);  // index into `first`; unused for directories
+    for (size_t j = 0; j < pypi.size(); ++j) {
+        if (pypi[j].kind == PypiTarget::directory) continue;
+        pypi_doc[j] = first.size();
+        first.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : ""});
+    }
+
+    auto docs = get_documents(first, ctx);
+    std::vector<std::string> failures, missing;
+
+    // Second round: repodata.json where there is no .zst.
+    std::vector<DocumentRequest> second;
+    std::vector<size_t> second_for;
+    for (size_t i = 0; i < conda.size(); ++i) {
+        const auto& d = docs[i];
+        if (d.ok()) continue;
+        if (!d.error.empty()) failures.push_back(d.error);
+        else if (d.status == 404) {
+            second.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json", ""});
+            second_for.push_back(i);
+        } else failures.push_back(status_failure(d));
+    }
+    auto fallback = get_documents(second, ctx);
+
+    IndexRecords out;
+    for (size_t k = 0; k < second_for.size(); ++k) {
+        const auto& d = fallback[k];
+        const auto& c = conda[second_for[k]];
+        if (d.ok()) continue;
+        if (d.missing_offline) {
+            if (!c.optional) missing.push_back(redact_url(d.fetched_url));
+        } else if (!d.error.empty()) failures.push_back(d.error);
+        else if (d.status == 404) {
+            if (!c.optional) {
+                std::string via = d.fetched_url != d.url ? " (fetched from " + redact_url(d.fetched_url) + ")" : "";
+                failures.push_back("no conda channel subdir at " + redact_url(c.root + "/" + c.subdir) +
+                                   ": neither repodata.json.zst nor repodata.json exists (HTTP 404)" + via);
+            }
+        } else failures.push_back(status_failure(d));
+    }
+    for (size_t j = 0; j < pypi.size(); ++j) {
+        if (pypi[j].kind == PypiTarget::directory) continue;
+        const auto& d = docs[pypi_doc[j]];
+        if (d.missing_offline) missing.push_back(redact_url(d.fetched_url));
+        else if (!d.error.empty()) failures.push_back(d.error);
+        else if (!d.ok() && !(d.status == 404 && pypi[j].kind != PypiTarget::find_links)) failures.push_back(status_failure(d));
+    }
+    throw_fetch_failures(failures, missing);
+
+    // Parse (all fetched and present now).
+    auto parse_conda = [&](const Document& d, const CondaTarget& c) {
+        RepodataSource src{c.root, c.subdir, redact_url(d.url)};
+        auto add = [&](IndexRecord& r) { out.push_back(std::move(r)); };
+        bool zst = d.url.size() > 4 && d.url.substr(d.url.size() - 4) == ".zst";
+        if (zst) visit_repodata(decompress_zstd(d.body(), src.name), src, name, add);
+        else if (d.data.capacity() >= d.data.size() + 64) visit_repodata_padded(d.body(), src, name, add);
+        else visit_repodata(d.body(), src, name, add);
+    };
+    for (size_t i = 0; i < conda.size(); ++i)
+        if (docs[i].ok()) parse_conda(docs[i], conda[i]);
+    for (size_t k = 0; k < second_for.size(); ++k)
+        if (fallback[k].ok()) parse_conda(fallback[k], conda[second_for[k]]);
+
+    for (size_t j = 0; j < pypi.size(); ++j) {
+        const auto& p = pypi[j];
+        IndexRecords found;
+        if (p.kind == PypiTarget::directory) {
+            found = records_from_directory(ctx.mirrors.apply(p.url), name);
+        } else {
+            const auto& d = docs[pypi_doc[j]];
+            if (!d.ok()) continue;
+            std::string page = redact_url(d.url);
+            switch (p.kind) {
+            case PypiTarget::json_api: found = parse_pypi_json(d.body(), page, name); break;
+            case PypiTarget::simple:
+                if (d.content_type.find("application/vnd.pypi.simple.v1+json") != std::string::npos)
+                    found = parse_simple_json(d.body(), d.url, name);
+                else found = parse_simple_html(d.body(), d.url, name);
+                break;
+            default: found = parse_find_links(d.body(), d.url, name); break;
+            }
+        }
+        for (auto& r : found) {
+            r.index = redact_url(p.url);
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
+void fill_core_metadata(IndexRecords& records, const FetchContext& ctx) {
+    std::vector<DocumentRequest> reqs;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < records.size(); ++i)
+        if (!records[i].depends_known && !records[i].metadata_url.empty()) {
+            reqs.push_back({records[i].metadata_url, ""});
+            which.push_back(i);
+        }
+    auto docs = get_documents(reqs, ctx);
+    std::vector<std::string> failures, missing;
+    for (size_t k = 0; k < docs.size(); ++k) {
+        const auto& d = docs[k];
+        if (d.missing_offline) missing.push_back(redact_url(d.fetched_url));
+        else if (!d.ok()) failures.push_back(status_failure(d));
+        else {
+            auto meta = parse_core_metadata(d.body());
+            auto& r = records[which[k]];
+            r.depends = std::move(meta.requires_dist);
+            if (!meta.requires_python.empty()) r.requires_python = meta.requires_python;
+            r.depends_known = true;
+        }
+    }
+    throw_fetch_failures(failures, missing);
+}
+
+}  // namespace envlock::fetch

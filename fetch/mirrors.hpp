@@ -1,0 +1,29 @@
+#pragma once
+// URL prefix mirrors: a channel or index URL that starts with FROM is fetched from TO
+// instead, so the same lock works behind a university mirror or on an air-gapped site
+// (TO may be a file:// URL). The lock always records the original URL.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace envlock::fetch {
+
+struct MirrorRule {
+    std::string from;
+    std::string to;
+    std::string origin;   // where the rule was written ("--mirror", "ENVLOCK_MIRRORS", a config path)
+};
+
+// Rules in priority order: the command line first, then ENVLOCK_MIRRORS, then the config
+// file. The first origin with any matching rule decides; within it the longest FROM wins.
+struct Mirrors {
+    std::vector<MirrorRule> rules;
+    std::string apply(std::string_view url) const;
+};
+
+// "FROM=TO" (the first '=' splits; both sides required). Throws InputError naming `origin`.
+MirrorRule parse_mirror_rule(std::string_view text, std::string_view origin);
+// "FROM=TO;FROM2=TO2" as in ENVLOCK_MIRRORS; empty items are ignored.
+std::vector<MirrorRule> parse_mirror_list(std::string_view text, std::string_view origin);
+
+}  // namespace envlock::fetch

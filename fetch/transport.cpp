@@ -1,0 +1,375 @@
+#include "fetch/transport.hpp"
+
+#include <curl/curl.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "fetch/url.hpp"
+#include "resolver/sha256.hpp"
+
+namespace envlock::fetch {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+void global_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+std::string ca_bundle_from(const TransportOptions& o) {
+    if (!o.ca_bundle.empty()) return o.ca_bundle;
+    for (const char* var : {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"})
+        if (const char* v = std::getenv(var); v && *v) return v;
+    return {};
+}
+
+std::string temp_name_for(const std::string& dest) {
+    static std::mt19937_64 rng{std::random_device{}()};
+    static std::mutex m;
+    std::lock_guard lock(m);
+    return dest + ".part-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
+}
+
+bool retryable(CURLcode c) {
+    switch (c) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_BAD_CONTENT_ENCODING:
+        return true;
+    default:
+        return false;
+    }
+}
+
+struct Transfer {
+    const Request* request = nullptr;
+    Response* response = nullptr;
+    const TransportOptions* options = nullptr;
+    CURL* easy = nullptr;
+    curl_slist* header_list = nullptr;
+    char errbuf[CURL_ERROR_SIZE] = {};
+
+    // Body so far (memory) or the temp file (dest).
+    std::FILE* file = nullptr;
+    std::string temp_path;
+    std::unique_ptr<Sha256> hash;
+    std::uint64_t held = 0;        // body bytes kept, across resumed attempts
+    std::uint64_t best = 0;        // most bytes ever held: progress is measured against it
+    std::uint64_t resume_from = 0; // Range start of the current attempt
+    bool body_started = false;     // first body byte of this attempt seen
+    bool encoded = false;          // Content-Encoding applied: decoded offsets cannot be resumed
+    bool write_failed = false;
+    long retry_after_s = -1;
+    int failures = 0;
+    Clock::time_point ready_at{};
+    bool done = false;
+
+    void reset_body() {
+        held = 0;
+        response->body.clear();
+        hash = std::make_unique<Sha256>();
+        if (file) {
+            std::fflush(file);
+            if (ftruncate(fileno(file), 0) != 0) write_failed = true;
+            std::fseek(file, 0, SEEK_SET);
+        }
+    }
+};
+
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::string_view line(data, size * n);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    if (line.substr(0, 5) == "HTTP/") {
+        // A new response (after a redirect or a 100 Continue): forget the previous one's headers.
+        Response& r = *t->response;
+        r.etag.clear(), r.last_modified.clear(), r.cache_control.clear(), r.content_type.clear();
+        t->encoded = false;
+        t->retry_after_s = -1;
+        return size * n;
+    }
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) return size * n;
+    std::string name(line.substr(0, colon));
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    auto is = [&](const char* h) { return strcasecmp(name.c_str(), h) == 0; };
+    Response& r = *t->response;
+    if (is("ETag")) r.etag = value;
+    else if (is("Last-Modified")) r.last_modified = value;
+    else if (is("Cache-Control")) r.cache_control = value;
+    else if (is("Content-Type")) r.content_type = value;
+    else if (is("Content-Encoding")) t->encoded = !value.empty() && value != "identity";
+    else if (is("Retry-After")) {
+        // Seconds, or an HTTP date (treated as "a while": the cap applies).
+        char* end = nullptr;
+        std::string v(value);
+        long secs = std::strtol(v.c_str(), &end, 10);
+        t->retry_after_s = (end && *end == '\0' && !v.empty()) ? secs : t->options->max_retry_after_s;
+    }
+    return size * n;
+}
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    size_t bytes = size * n;
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    // file:// reports code 0; only keep bodies of successful answers.
+    if (code != 0 && (code < 200 || code >= 300)) return bytes;
+    if (!t->body_started) {
+        t->body_started = true;
+        // Asked to resume but got the whole body again: start over.
+        if (t->resume_from > 0 && code != 206) t->reset_body();
+    }
+    std::string_view chunk(data, bytes);
+    if (t->file) {
+        if (std::fwrite(data, 1, bytes, t->file) != bytes) {
+            t->write_failed = true;
+            return 0;  // aborts the transfer
+        }
+    } else {
+        t->response->body.append(chunk);
+    }
+    t->hash->update(chunk);
+    t->held += bytes;
+    return bytes;
+}
+
+void configure(Transfer& t, const std::string& ca) {
+    CURL* e = t.easy;
+    curl_easy_reset(e);
+    curl_easy_setopt(e, CURLOPT_URL, t.request->url.c_str());
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    // "" offers every encoding this libcurl decodes (gzip, deflate, br, zstd).
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, t.options->connect_timeout_s);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, t.options->low_speed_limit);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, t.options->low_speed_time_s);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!ca.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, ca.c_str());
+    curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "envlock/" ENVLOCK_VERSION);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_slist_free_all(t.header_list);
+    t.header_list = nullptr;
+    for (const auto& [k, v] : t.request->headers) t.header_list = curl_slist_append(t.header_list, (k + ": " + v).c_str());
+    if (t.header_list) curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.header_list);
+    if (t.resume_from > 0) curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(t.resume_from));
+    t.errbuf[0] = '\0';
+    t.body_started = false;
+}
+
+std::string describe(CURLcode code, const char* errbuf) {
+    std::string msg = errbuf && *errbuf ? errbuf : curl_easy_strerror(code);
+    return msg;
+}
+
+// Decides what happens after one attempt. Returns true when the transfer is finished.
+bool finish_attempt(Transfer& t, CURLcode code) {
+    Response& r = *t.response;
+    r.attempts++;
+    long status = 0;
+    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+    const std::string shown = redact_url(t.request->url);
+    bool file = is_file_url(t.request->url);
+    std::string failure;
+
+    if (code == CURLE_OK) {
+        if (file) status = 200;
+        r.status = status;
+        bool retry_status = status >= 500 || status == 429;
+        if (status == 416 && t.resume_from > 0) {
+            // The resume point is past the end (the earlier answer overstated its length):
+            // fetch the whole thing again.
+            t.reset_body();
+            t.resume_from = 0;
+            failure = "HTTP 416 on resume";
+        } else if (!retry_status) {
+            return true;
+        } else {
+            failure = "HTTP " + std::to_string(status);
+        }
+    } else if (file && (code == CURLE_FILE_COULDNT_READ_FILE || code == CURLE_READ_ERROR)) {
+        r.status = 404;
+        return true;
+    } else if (t.write_failed) {
+        r.error = "cannot write " + t.temp_path + " while downloading " + shown;
+        return true;
+    } else if (!retryable(code)) {
+        r.error = "cannot fetch " + shown + ": " + describe(code, t.errbuf);
+        return true;
+    } else {
+        failure = describe(code, t.errbuf);
+        if (code == CURLE_OPERATION_TIMEDOUT)
+            failure += " (slower than " + std::to_string(t.options->low_speed_limit) + " bytes/s for " +
+                       std::to_string(t.options->low_speed_time_s) + " s, or no connection within " +
+                       std::to_string(t.options->connect_timeout_s) + " s)";
+    }
+
+    bool progressed = t.held > t.best;
+    t.best = std::max(t.best, t.held);
+    if (!progressed) t.failures++;
+    if (t.failures > t.options->retries) {
+        r.error = "cannot fetch " + shown + ": " + failure + " (gave up after " + std::to_string(r.attempts) +
+                  (r.attempts == 1 ? " attempt)" : " attempts)");
+        if (code == CURLE_OK) r.status = status;
+        return true;
+    }
+    // Keep what arrived when it can be continued with a Range request.
+    if (code != CURLE_OK && t.held > 0 && !t.encoded && !file) {
+        t.resume_from = t.held;
+    } else if (code != CURLE_OK || t.resume_from == 0) {
+        t.reset_body();
+        t.resume_from = 0;
+    }
+    long wait_ms = progressed ? 0 : t.options->backoff_ms << std::min(t.failures - 1, 16);
+    if (t.retry_after_s >= 0) wait_ms = std::min(t.retry_after_s, t.options->max_retry_after_s) * 1000;
+    t.ready_at = Clock::now() + std::chrono::milliseconds(wait_ms);
+    r.status = 0;
+    return false;
+}
+
+void complete(Transfer& t) {
+    Response& r = *t.response;
+    r.size = t.held;
+    if (t.file) {
+        bool ok = std::fflush(t.file) == 0 && fsync(fileno(t.file)) == 0;
+        std::fclose(t.file);
+        t.file = nullptr;
+        if (r.ok()) {
+            r.sha256 = t.hash->hex_digest();
+            std::error_code ec;
+            if (!ok) {
+                r.error = "cannot write " + t.temp_path + " while downloading " + redact_url(t.request->url);
+            } else if (!t.request->expected_sha256.empty() && r.sha256 != t.request->expected_sha256) {
+                r.error = "sha256 mismatch for " + redact_url(t.request->url) + ": expected " +
+                          t.request->expected_sha256 + ", got " + r.sha256;
+            } else {
+                fs::rename(t.temp_path, t.request->dest, ec);
+                if (ec) r.error = "cannot move download into " + t.request->dest + ": " + ec.message();
+            }
+        }
+        std::error_code ec;
+        fs::remove(t.temp_path, ec);
+    }
+    if (!r.ok()) r.body.clear();
+    t.done = true;
+}
+
+}  // namespace
+
+std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options) {
+    global_init();
+    std::vector<Response> responses(requests.size());
+    std::vector<Transfer> transfers(requests.size());
+    const std::string ca = ca_bundle_from(options);
+    CURLM* multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(std::max(1, options.jobs)));
+
+    std::deque<Transfer*> waiting;
+    for (size_t i = 0; i < requests.size(); ++i) {
+        Transfer& t = transfers[i];
+        t.request = &requests[i];
+        t.response = &responses[i];
+        t.options = &options;
+        t.response->url = requests[i].url;
+        t.hash = std::make_unique<Sha256>();
+        t.easy = curl_easy_init();
+        if (!requests[i].dest.empty()) {
+            std::error_code ec;
+            fs::create_directories(fs::path(requests[i].dest).parent_path(), ec);
+            t.temp_path = temp_name_for(requests[i].dest);
+            t.file = std::fopen(t.temp_path.c_str(), "w+b");
+            if (!t.file) {
+                t.response->error = "cannot create " + t.temp_path + " for " + redact_url(requests[i].url);
+                t.done = true;
+                continue;
+            }
+        }
+        waiting.push_back(&t);
+    }
+
+    int active = 0;
+    const int limit = std::max(1, options.jobs);
+    while (active > 0 || !waiting.empty()) {
+        auto now = Clock::now();
+        // Start every transfer whose backoff has passed, up to the limit.
+        for (auto it = waiting.begin(); it != waiting.end() && active < limit;) {
+            if ((*it)->ready_at <= now) {
+                configure(**it, ca);
+                curl_multi_add_handle(multi, (*it)->easy);
+                ++active;
+                it = waiting.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        int running = 0;
+        curl_multi_perform(multi, &running);
+        int left = 0;
+        while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+            if (msg->msg != CURLMSG_DONE) continue;
+            Transfer* t = nullptr;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
+            CURLcode code = msg->data.result;
+            curl_multi_remove_handle(multi, t->easy);
+            --active;
+            if (finish_attempt(*t, code)) complete(*t);
+            else waiting.push_back(t);
+        }
+        if (active == 0 && waiting.empty()) break;
+        long timeout_ms = 200;
+        for (auto* t : waiting) {
+            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t->ready_at - Clock::now()).count();
+            timeout_ms = std::clamp<long>(ms, 0, timeout_ms);
+        }
+        if (active > 0) curl_multi_poll(multi, nullptr, 0, static_cast<int>(timeout_ms), nullptr);
+        else if (timeout_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    }
+    for (auto& t : transfers) {
+        if (t.file) std::fclose(t.file);
+        curl_slist_free_all(t.header_list);
+        curl_easy_cleanup(t.easy);
+    }
+    curl_multi_cleanup(multi);
+    return responses;
+}
+
+}  // namespace envlock::fetch

@@ -1,0 +1,53 @@
+#pragma once
+// HTTP(S) and file:// transfers on libcurl's multi interface: several at once, retried with
+// exponential backoff on 5xx, 429 (honouring Retry-After) and broken connections, resumed
+// with Range where the server allows it. TLS is always verified. Proxies come from the
+// usual variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), credentials from the
+// URL or ~/.netrc; neither ever appears in an error message (URLs are redacted).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace envlock::fetch {
+
+struct TransportOptions {
+    int jobs = 8;                    // transfers in flight at once
+    long connect_timeout_s = 30;
+    long low_speed_limit = 1024;     // bytes/s; slower than this for low_speed_time_s aborts (and retries)
+    long low_speed_time_s = 30;
+    int retries = 4;                 // attempts after the first (an attempt that made progress is free)
+    long backoff_ms = 500;           // wait before the first retry; doubles each time
+    long max_retry_after_s = 60;     // a longer Retry-After is capped to this
+    std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
+};
+
+struct Request {
+    std::string url;
+    std::vector<std::pair<std::string, std::string>> headers;
+    // Empty: keep the body in memory. Otherwise stream it into a temp file next to `dest`
+    // and rename it into place once complete (and its sha256 checked).
+    std::string dest;
+    std::string expected_sha256;     // lowercase hex; with `dest` only
+};
+
+struct Response {
+    std::string url;                 // as requested
+    long status = 0;                 // HTTP status; file:// answers 200, or 404 when the file is missing
+    std::string body;                // when the request had no `dest`
+    std::string etag, last_modified, cache_control, content_type;
+    std::string sha256;              // of the bytes written to `dest`
+    std::uint64_t size = 0;          // bytes of body received (after content decoding)
+    int attempts = 0;
+    // Set when the transfer failed for good: network errors after the retries, 5xx/429
+    // after the retries, a sha256 mismatch. Names the (redacted) URL and the cause.
+    std::string error;
+
+    bool ok() const { return error.empty() && status >= 200 && status < 300; }
+};
+
+// Runs every request to completion; the answers come back in the order of `requests`.
+// Never throws for a failed transfer (see Response::error).
+std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options);
+
+}  // namespace envlock::fetch

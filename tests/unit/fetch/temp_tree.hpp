@@ -1,0 +1,48 @@
+#pragma once
+// Scratch directories for the fetch tests, removed when the test case ends.
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace envlock::test {
+
+class TempTree {
+public:
+    TempTree() {
+        static std::atomic<int> counter{0};
+        path_ = std::filesystem::temp_directory_path() /
+                ("envlock-fetch-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        std::filesystem::remove_all(path_);
+        std::filesystem::create_directories(path_);
+    }
+    ~TempTree() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    TempTree(const TempTree&) = delete;
+    TempTree& operator=(const TempTree&) = delete;
+
+    const std::filesystem::path& path() const { return path_; }
+    std::string str() const { return path_.string(); }
+
+    // Writes `content` to path()/rel, creating folders.
+    std::filesystem::path write(const std::string& rel, const std::string& content) const {
+        auto p = path_ / rel;
+        std::filesystem::create_directories(p.parent_path());
+        std::ofstream(p, std::ios::binary) << content;
+        return p;
+    }
+
+private:
+    std::filesystem::path path_;
+};
+
+inline std::string slurp_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace envlock::test

@@ -1,0 +1,187 @@
+// The transport against a real loopback server that misbehaves on purpose.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "fetch/transport.hpp"
+#include "resolver/sha256.hpp"
+#include "temp_tree.hpp"
+#include "tests/support/http_server.hpp"
+
+using namespace envlock::fetch;
+using envlock::test::Fault;
+using envlock::test::HttpServer;
+using envlock::test::TempTree;
+
+namespace {
+
+// Short waits so the fault tests stay fast.
+TransportOptions quick() {
+    TransportOptions o;
+    o.retries = 3;
+    o.backoff_ms = 10;
+    o.connect_timeout_s = 2;
+    o.low_speed_time_s = 2;
+    o.low_speed_limit = 1;
+    return o;
+}
+
+std::string payload(size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += static_cast<char>('a' + (i * 7) % 26);
+    return s;
+}
+
+struct Fixture {
+    TempTree tree;
+    std::string body = payload(200000);
+    HttpServer server{(tree.write("files/blob.bin", body), tree.str())};
+    std::string url = server.url() + "/files/blob.bin";
+};
+
+}  // namespace
+
+TEST_CASE("several transfers run and come back in request order with their validators") {
+    Fixture f;
+    f.tree.write("files/a.txt", "A");
+    f.tree.write("files/b.txt", "BB");
+    auto rs = perform({{f.server.url() + "/files/a.txt"}, {f.server.url() + "/files/missing"}, {f.server.url() + "/files/b.txt"}},
+                      quick());
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[0].body == "A");
+    CHECK(rs[0].status == 200);
+    CHECK_FALSE(rs[0].etag.empty());
+    CHECK_FALSE(rs[0].last_modified.empty());
+    CHECK(rs[1].status == 404);
+    CHECK(rs[1].error.empty());
+    CHECK(rs[1].body.empty());
+    CHECK(rs[2].body == "BB");
+}
+
+TEST_CASE("500 twice, then 200: retried with backoff") {
+    Fixture f;
+    f.server.add_fault("/files/blob.bin", {Fault::status_then_ok, 2, 500});
+    auto r = perform({{f.url}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.body == f.body);
+    CHECK(r.attempts == 3);
+}
+
+TEST_CASE("429 with Retry-After waits as told, then succeeds") {
+    Fixture f;
+    f.server.add_fault("/files/blob.bin", {Fault::retry_after, 1, 0, 1000});
+    auto start = std::chrono::steady_clock::now();
+    auto r = perform({{f.url}}, quick()).at(0);
+    auto waited = std::chrono::steady_clock::now() - start;
+    CHECK(r.ok());
+    CHECK(waited >= std::chrono::milliseconds(900));
+}
+
+TEST_CASE("a connection reset mid-body is resumed with a Range request") {
+    Fixture f;
+    f.server.add_fault("/files/blob.bin", {Fault::reset_mid_body});
+    auto r = perform({{f.url}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.body == f.body);
+    auto seen = f.server.requests_for("/files/blob.bin");
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[1].header("Range").rfind("bytes=", 0) == 0);
+    CHECK(seen[1].status == 206);
+}
+
+TEST_CASE("a truncated body is resumed and the result is whole") {
+    Fixture f;
+    f.server.add_fault("/files/blob.bin", {Fault::truncated});
+    auto r = perform({{f.url}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.body == f.body);
+    CHECK(f.server.requests_for("/files/blob.bin").back().header("Range") == "bytes=100000-");
+}
+
+TEST_CASE("an overstated Content-Length ends in a whole body from a fresh request") {
+    Fixture f;
+    f.server.add_fault("/files/blob.bin", {Fault::wrong_length});
+    auto r = perform({{f.url}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.body == f.body);
+}
+
+TEST_CASE("a fault that never wears off ends in a clear error, not a partial body") {
+    Fixture f;
+    f.server.add_fault("/files/blob.bin", {Fault::truncated, -1});
+    auto r = perform({{f.url}}, quick()).at(0);
+    CHECK_FALSE(r.ok());
+    CHECK(r.body.empty());
+    CHECK(r.error.find("cannot fetch " + f.url) == 0);
+    CHECK(r.error.find("gave up after") != std::string::npos);
+
+    f.server.add_fault("/files/blob.bin", {Fault::status_then_ok, -1, 503});
+    r = perform({{f.url}}, quick()).at(0);
+    CHECK(r.error.find("HTTP 503") != std::string::npos);
+    CHECK(r.attempts == 4);
+}
+
+TEST_CASE("a slow but steady server is waited for; one below the speed floor is abandoned") {
+    TempTree tree;
+    tree.write("s.bin", payload(4096));
+    HttpServer server(tree.str());
+    server.add_fault("/s.bin", {Fault::slow, 1, 0, 50});
+    auto r = perform({{server.url() + "/s.bin"}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.body.size() == 4096);
+
+    tree.write("t.bin", payload(16384));
+    server.add_fault("/t.bin", {Fault::slow, -1, 0, 300});
+    auto o = quick();
+    o.low_speed_limit = 100000;
+    o.low_speed_time_s = 1;
+    o.retries = 0;
+    r = perform({{server.url() + "/t.bin"}}, o).at(0);
+    CHECK_FALSE(r.ok());
+    CHECK(r.error.find("slower than 100000 bytes/s") != std::string::npos);
+}
+
+TEST_CASE("nothing listening: a network error naming the URL") {
+    auto o = quick();
+    o.retries = 1;
+    auto r = perform({{"http://127.0.0.1:1/x"}}, o).at(0);
+    CHECK_FALSE(r.ok());
+    CHECK(r.error.find("cannot fetch http://127.0.0.1:1/x") == 0);
+}
+
+TEST_CASE("credentials in a URL never reach an error message") {
+    auto o = quick();
+    o.retries = 0;
+    auto r = perform({{"http://alice:hunter2@127.0.0.1:1/x"}}, o).at(0);
+    CHECK(r.error.find("hunter2") == std::string::npos);
+    CHECK(r.error.find("alice:***@127.0.0.1") != std::string::npos);
+}
+
+TEST_CASE("downloads stream into place with their sha256 checked; a mismatch leaves nothing behind") {
+    Fixture f;
+    auto dest = f.tree.path() / "out" / "blob.bin";
+    std::string good = envlock::sha256_hex(f.body);
+    f.server.add_fault("/files/blob.bin", {Fault::reset_mid_body});
+    auto r = perform({{f.url, {}, dest.string(), good}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.sha256 == good);
+    CHECK(envlock::test::slurp_file(dest) == f.body);
+
+    auto bad = f.tree.path() / "out" / "bad.bin";
+    r = perform({{f.url, {}, bad.string(), std::string(64, '0')}}, quick()).at(0);
+    CHECK(r.error.find("sha256 mismatch for " + f.url) == 0);
+    CHECK_FALSE(std::filesystem::exists(bad));
+    for (const auto& e : std::filesystem::directory_iterator(f.tree.path() / "out"))
+        CHECK(e.path().filename().string().find(".part-") == std::string::npos);
+}
+
+TEST_CASE("file:// URLs read local files; a missing one is a 404") {
+    TempTree tree;
+    auto p = tree.write("ch/x.json", "{}");
+    auto rs = perform({{"file://" + p.string()}, {"file://" + tree.str() + "/nope.json"}}, quick());
+    CHECK(rs[0].status == 200);
+    CHECK(rs[0].body == "{}");
+    CHECK(rs[1].status == 404);
+    CHECK(rs[1].error.empty());
+}

@@ -1,0 +1,90 @@
+#include <doctest/doctest.h>
+
+#include "fetch/mirrors.hpp"
+#include "fetch/settings.hpp"
+#include "fetch/url.hpp"
+#include "resolver/errors.hpp"
+#include "temp_tree.hpp"
+
+using namespace envlock::fetch;
+
+TEST_CASE("url_join resolves hrefs the way browsers and pip do") {
+    const std::string page = "https://download.pytorch.org/whl/torch_stable.html";
+    CHECK(url_join(page, "cu111/torch-1.8.0%2Bcu111-cp38-cp38-linux_x86_64.whl") ==
+          "https://download.pytorch.org/whl/cu111/torch-1.8.0%2Bcu111-cp38-cp38-linux_x86_64.whl");
+    CHECK(url_join("https://download.openmmlab.com/mmcv/dist/cu113/torch1.12.0/index.html",
+                   "../torch1.12.0/mmcv_full-1.7.0-cp38-cp38-manylinux1_x86_64.whl") ==
+          "https://download.openmmlab.com/mmcv/dist/cu113/torch1.12.0/mmcv_full-1.7.0-cp38-cp38-manylinux1_x86_64.whl");
+    CHECK(url_join("https://pypi.org/simple/numpy/", "/packages/a/b/numpy-1.0.tar.gz#sha256=ab") ==
+          "https://pypi.org/packages/a/b/numpy-1.0.tar.gz#sha256=ab");
+    CHECK(url_join("https://pypi.org/simple/numpy/", "//files.example.org/x.whl") == "https://files.example.org/x.whl");
+    CHECK(url_join("https://pypi.org/simple/numpy/", "https://other.org/a/./b/../c.whl") == "https://other.org/a/c.whl");
+    CHECK(url_join("https://h/a/b/c", "../../../../x") == "https://h/x");
+    CHECK(url_join("https://h", "x") == "https://h/x");
+    CHECK(url_join("file:///srv/links/index.html", "pkg-1.0.tar.gz") == "file:///srv/links/pkg-1.0.tar.gz");
+}
+
+TEST_CASE("redact_url hides passwords and bare tokens but keeps the user name") {
+    CHECK(redact_url("https://alice:s3cret@pypi.example.org/simple") == "https://alice:***@pypi.example.org/simple");
+    CHECK(redact_url("https://TOKEN@host/x") == "https://***@host/x");
+    CHECK(redact_url("https://host/x@y") == "https://host/x@y");
+    CHECK(redact_url("https://host/x") == "https://host/x");
+}
+
+TEST_CASE("percent_decode and file URLs") {
+    CHECK(percent_decode("torch-1.8.0%2Bcu111") == "torch-1.8.0+cu111");
+    CHECK(percent_decode("bad%zzescape%4") == "bad%zzescape%4");
+    CHECK(file_url_path("file:///srv/a%20b/x.json") == "/srv/a b/x.json");
+    CHECK(file_url_path("file://localhost/srv/x") == "/srv/x");
+}
+
+TEST_CASE("a mirror rule replaces the longest matching prefix of its origin") {
+    Mirrors m;
+    m.rules = {{"https://conda.anaconda.org/", "https://mirror.edu/anaconda/", "--mirror"},
+               {"https://conda.anaconda.org/pytorch", "file:///srv/pytorch", "--mirror"}};
+    CHECK(m.apply("https://conda.anaconda.org/pytorch/linux-64/repodata.json") == "file:///srv/pytorch/linux-64/repodata.json");
+    CHECK(m.apply("https://conda.anaconda.org/conda-forge/noarch/repodata.json") ==
+          "https://mirror.edu/anaconda/conda-forge/noarch/repodata.json");
+    CHECK(m.apply("https://pypi.org/simple/torch/") == "https://pypi.org/simple/torch/");
+}
+
+TEST_CASE("the command line beats the environment, which beats the config file") {
+    Mirrors m;
+    m.rules = {{"https://pypi.org/", "https://cli.example/", "--mirror"},
+               {"https://pypi.org/simple", "https://env.example/simple", "ENVLOCK_MIRRORS"}};
+    CHECK(m.apply("https://pypi.org/simple/torch/") == "https://cli.example/simple/torch/");
+}
+
+TEST_CASE("mirror lists parse FROM=TO items and reject anything else") {
+    auto rules = parse_mirror_list("https://a/=https://b/; https://c=file:///d ;", "ENVLOCK_MIRRORS");
+    REQUIRE(rules.size() == 2);
+    CHECK(rules[1].from == "https://c");
+    CHECK(rules[1].to == "file:///d");
+    CHECK_THROWS_AS(parse_mirror_rule("https://a/", "--mirror"), envlock::InputError);
+    CHECK_THROWS_WITH(parse_mirror_rule("=x", "--mirror"), doctest::Contains("--mirror: mirror '=x' is not FROM=TO"));
+}
+
+TEST_CASE("config.yaml supplies mirrors, cache dir and transport settings") {
+    envlock::test::TempTree t;
+    auto cfg = t.write("config.yaml",
+                       "mirrors:\n  https://pypi.org/simple: file:///srv/simple\n"
+                       "cache-dir: /tmp/elsewhere\njobs: 3\nretries: 1\nbackoff-ms: 5\n");
+    CommandLineSettings cli;
+    cli.mirrors = {"https://pypi.org/simple=https://cli/simple"};
+    auto ctx = load_fetch_context(cli, cfg);
+    CHECK(ctx.cache_dir == "/tmp/elsewhere");
+    CHECK(ctx.transport.jobs == 3);
+    CHECK(ctx.transport.retries == 1);
+    CHECK(ctx.mirrors.apply("https://pypi.org/simple/x/") == "https://cli/simple/x/");
+    cli.mirrors.clear();
+    CHECK(load_fetch_context(cli, cfg).mirrors.apply("https://pypi.org/simple/x/") == "file:///srv/simple/x/");
+}
+
+TEST_CASE("a malformed config.yaml is bad input naming the file and line") {
+    envlock::test::TempTree t;
+    auto cfg = t.write("config.yaml", "jobs: many\n");
+    CHECK_THROWS_WITH_AS(load_fetch_context({}, cfg), doctest::Contains("config.yaml:1: 'jobs' must be a number"),
+                         envlock::InputError);
+    auto cfg2 = t.write("c2.yaml", "mirrors: [\n");
+    CHECK_THROWS_AS(load_fetch_context({}, cfg2), envlock::InputError);
+}

@@ -1,0 +1,73 @@
+// Realism: every wheel link on real find-links pages (../shared/snapshots) parses, and the
+// tags pick what pip would install there.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "resolver/pep440.hpp"
+#include "resolver/wheel.hpp"
+
+using envlock::wheel::WheelName;
+
+namespace {
+std::vector<std::string> hrefs(const std::filesystem::path& page) {
+    std::ifstream in(page);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string html = ss.str();
+    std::vector<std::string> out;
+    for (std::size_t at = html.find("href=\""); at != std::string::npos; at = html.find("href=\"", at)) {
+        at += 6;
+        out.push_back(html.substr(at, html.find('"', at) - at));
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("every wheel on download.pytorch.org's torch_stable.html (2021-03) parses") {
+    auto page = std::filesystem::path(ENVLOCK_SHARED_DIR) / "snapshots/pytorch-torch_stable-html-2021-03/torch_stable.html";
+    if (!std::filesystem::exists(page)) {
+        MESSAGE("skipped: " << page << " is absent");
+        return;
+    }
+    auto links = hrefs(page);
+    CHECK(links.size() == 1499);
+    auto tags = envlock::wheel::compatible_tags("3.8", "linux-64", "2.31");
+    int parsed = 0, fit = 0;
+    for (const auto& link : links) {
+        CAPTURE(link);
+        WheelName w = WheelName::parse(link);
+        ++parsed;
+        CHECK(envlock::pep440::Version::try_parse(w.version).has_value());
+        if (envlock::wheel::best_tag_rank(w, tags) >= 0) ++fit;
+        if (link == "cu111/torch-1.8.0%2Bcu111-cp38-cp38-linux_x86_64.whl") {
+            CHECK(w.version == "1.8.0+cu111");
+            CHECK(envlock::wheel::best_tag_rank(w, tags) >= 0);
+        }
+    }
+    CHECK(parsed == 1499);
+    CHECK(fit > 100);
+    CHECK(fit < parsed);
+}
+
+TEST_CASE("every wheel on an openmmlab mmcv page parses; cp38 Linux picks manylinux1, not win_amd64") {
+    auto page = std::filesystem::path(ENVLOCK_SHARED_DIR) / "snapshots/poetry-fixture-openmmlab-mmcv-index/mmcv_torch_releases.html";
+    if (!std::filesystem::exists(page)) {
+        MESSAGE("skipped: " << page << " is absent");
+        return;
+    }
+    auto tags = envlock::wheel::compatible_tags("3.8", "linux-64", "2.31");
+    int linux_cp38 = 0;
+    for (const auto& link : hrefs(page)) {
+        CAPTURE(link);
+        WheelName w = WheelName::parse(link);
+        CHECK((w.normalized_name == "mmcv" || w.normalized_name == "mmcv-full"));
+        int rank = envlock::wheel::best_tag_rank(w, tags);
+        bool want = link.find("-cp38-cp38-manylinux1_x86_64.whl") != std::string::npos;
+        CHECK((rank >= 0) == want);
+        linux_cp38 += want;
+    }
+    CHECK(linux_cp38 > 5);
+}

@@ -1,0 +1,79 @@
+#include <doctest/doctest.h>
+
+#include "resolver/errors.hpp"
+#include "resolver/target_io.hpp"
+
+namespace {
+envlock::Target sample() {
+    envlock::Target t;
+    t.platform = "linux-64";
+    t.kernel = "5.15.0-91-generic";
+    t.wsl = true;
+    t.glibc = "2.31";
+    t.cpu_model = "AMD EPYC 7763 64-Core Processor";
+    t.cpu_flags = {"sse4_2", "avx", "avx2", "fma"};
+    t.cores = 128;
+    t.memory_bytes = 540000000000ULL;
+    t.driver_version = "535.104.05";
+    t.driver_cuda = "12.2";
+    t.gpus = {{"NVIDIA GeForce RTX 3090", 8, 6}, {"", 9, 0}, {"Mystery GPU", 0, 0}};
+    t.compilers = {{"gcc", "/usr/bin/gcc-9", "9.4.0"}, {"clang", "/usr/bin/clang", "14.0.6"}};
+    t.toolkits = {{"/usr/local/cuda-11.1", "11.1.105", {"compute_35", "compute_86"}}};
+    return t;
+}
+
+void check_same(const envlock::Target& a, const envlock::Target& b) {
+    CHECK(envlock::target_to_json(a) == envlock::target_to_json(b));
+}
+}  // namespace
+
+TEST_CASE("a target survives YAML and JSON round trips") {
+    auto t = sample();
+    check_same(envlock::target_from_text(envlock::target_to_yaml(t), "t.yaml"), t);
+    check_same(envlock::target_from_text(envlock::target_to_json(t).dump(2), "t.json"), t);
+}
+
+TEST_CASE("an empty machine round-trips with nulls") {
+    envlock::Target t;
+    t.platform = "linux-64";
+    std::string yaml = envlock::target_to_yaml(t);
+    CHECK(yaml.find("driver: ~") != std::string::npos);
+    auto back = envlock::target_from_text(yaml, "t.yaml");
+    CHECK(back.driver_version.empty());
+    CHECK(back.gpus.empty());
+    check_same(back, t);
+}
+
+TEST_CASE("GPU capabilities are written as sm_XY, unknown ones as null") {
+    auto j = envlock::target_to_json(sample());
+    CHECK(j["gpus"][0]["sm"] == "sm_86");
+    CHECK(j["gpus"][1]["name"].is_null());
+    CHECK(j["gpus"][2]["sm"].is_null());
+    CHECK(j["driver-cuda"] == "12.2");
+}
+
+TEST_CASE("version-like values stay strings even when written unquoted") {
+    auto t = envlock::target_from_text("platform: linux-64\nglibc: 2.31\ndriver-cuda: 12.0\ngpus: [{sm: sm_86}]\n", "t.yaml");
+    CHECK(t.glibc == "2.31");
+    CHECK(t.driver_cuda == "12.0");
+    CHECK(t.gpus.at(0).sm_major == 8);
+}
+
+TEST_CASE("bad target files name file, line and what was expected") {
+    auto message = [](const std::string& text) {
+        try {
+            envlock::target_from_text(text, "t.yaml");
+        } catch (const envlock::InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(message("platform: linux-64\ngpu: []\n") == "t.yaml:2: unknown key 'gpu'");
+    CHECK(message("gpus:\n  - name: x\n    sm: 8.6\n") == "t.yaml:3: gpus[0].sm: expected sm_XY (e.g. sm_86), got '8.6'");
+    CHECK(message("cores: many\n") == "t.yaml:1: cores: expected a non-negative integer");
+    CHECK(message("wsl: maybe\n") == "t.yaml:1: wsl: expected true or false");
+    CHECK(message("- a\n- b\n").find("expected a target mapping") != std::string::npos);
+    CHECK(message("gpus: [\n").find("not valid YAML") != std::string::npos);
+    CHECK(message("compilers: [{path: /usr/bin/gcc}]\n") == "t.yaml:1: compilers[0]: expected kind and version");
+    CHECK_THROWS_AS(envlock::read_target_file("/nonexistent/target.yaml"), envlock::InputError);
+}
