@@ -242,6 +242,7 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
             if (const auto c = n["cuda"]) p.cuda = LockedCuda{str_of(c["runtime"]), ints_of(c["sm"]), ints_of(c["ptx"])};
             lock.packages.push_back(std::move(p));
         }
+        if (lock.targets.empty()) throw InputError(name + ":" + std::to_string(root["targets"].Mark().line + 1) + ": /targets: expected at least one target");
         for (const auto& n : root["decisions"])
             lock.decisions.push_back({str_of(n["id"]), str_of(n["excluded"]), str_of(n["reason"])});
     } catch (const YAML::Exception& e) {

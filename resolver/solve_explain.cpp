@@ -63,6 +63,7 @@ std::string why_unprovided(SolvPool& sp, const std::string& argument) {
             return "needs " + describe_dep(argument) + "; nvcc " + f[3] + " and torch " + f[2] +
                    " know no arch that runs on " + gpu_list(in);
         if (f[1] == "cpu") return "needs " + describe_dep(argument) + "; the target's CPU lacks it";
+        if (f[1] == "unknown-build" || f[1] == "advisory") return "needs " + describe_dep(argument);
     }
     if (f[0] == "nvcc" && f.size() > 1) {
         std::string have;
@@ -225,7 +226,8 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
     std::vector<size_t> order = blamed_jobs;
     for (size_t j : loosenable)
         if (std::find(order.begin(), order.end(), j) == order.end()) order.push_back(j);
-    std::erase_if(order, [&](size_t j) { return bare_name(jobs[j]) == jobs[j].dep; });
+    // Python is not loosened here: every allowed minor is tried in turn by the caller.
+    std::erase_if(order, [&](size_t j) { return bare_name(jobs[j]) == jobs[j].dep || bare_name(jobs[j]) == "conda\tpython"; });
 
     auto loosened = [&](const std::vector<size_t>& which) {
         std::vector<Job> relaxed = jobs;

@@ -39,9 +39,11 @@ inline IndexRecord wheel_record(const std::string& name, const std::string& vers
     r.version = version;
     std::string escaped = version;
     if (auto plus = escaped.find('+'); plus != std::string::npos) escaped.replace(plus, 1, "%2B");
-    std::string file_version = version;
-    r.filename = name + "-" + file_version + "-" + tags + ".whl";
-    r.url = index + "/" + name + "-" + escaped + "-" + tags + ".whl";
+    std::string file_name = name;   // wheel file names spell the project with underscores
+    for (char& ch : file_name)
+        if (ch == '-') ch = '_';
+    r.filename = file_name + "-" + version + "-" + tags + ".whl";
+    r.url = index + "/" + file_name + "-" + escaped + "-" + tags + ".whl";
     r.index = index;
     r.sha256 = sha256_hex(r.filename);
     r.depends = std::move(depends);
