@@ -1,5 +1,6 @@
 // `envlock inspect gpu|driver|cuda|torch|advisories`: answers from the knowledge base, each fact
 // with its source; --json on each. Unknown names and versions are bad input (exit 2).
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -20,6 +21,18 @@ struct InspectOptions {
     bool json = false;
     std::vector<std::string> knowledge_files;
 };
+
+// Knowledge files a user keeps in the config folder ($ENVLOCK_CONFIG_DIR, else
+// $XDG_CONFIG_HOME/envlock, else ~/.config/envlock; subfolder knowledge/), then --knowledge files.
+std::vector<std::string> user_knowledge_files(const std::vector<std::string>& explicit_files) {
+    std::string dir;
+    if (const char* d = std::getenv("ENVLOCK_CONFIG_DIR"); d && *d) dir = d;
+    else if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) dir = std::string(x) + "/envlock";
+    else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.config/envlock";
+    std::vector<std::string> files = dir.empty() ? std::vector<std::string>{} : knowledge::knowledge_files_in(dir + "/knowledge");
+    files.insert(files.end(), explicit_files.begin(), explicit_files.end());
+    return files;
+}
 
 std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
     std::string out;
@@ -56,7 +69,7 @@ json arch_json(const kb::ArchList& a) {
 // ---------------------------------------------------------------- gpu
 
 void inspect_gpu(const InspectOptions& o) {
-    kb::Knowledge k = kb::load(o.knowledge_files);
+    kb::Knowledge k = kb::load(user_knowledge_files(o.knowledge_files));
     auto cc = kb::gpu_compute_capability(k, o.query);
     if (!cc)
         throw InputError("inspect gpu: unknown GPU '" + o.query + "'; the knowledge base knows " +
@@ -82,7 +95,7 @@ void inspect_gpu(const InspectOptions& o) {
 // ---------------------------------------------------------------- driver
 
 void inspect_driver(const InspectOptions& o) {
-    kb::Knowledge k = kb::load(o.knowledge_files);
+    kb::Knowledge k = kb::load(user_knowledge_files(o.knowledge_files));
     auto max = kb::driver_max_cuda(k, o.query);
     if (!max)
         throw InputError("inspect driver: '" + o.query + "' is not a driver version the knowledge base can place (expected e.g. 525.60.13, at least " +
@@ -114,7 +127,7 @@ void inspect_driver(const InspectOptions& o) {
 // ---------------------------------------------------------------- cuda
 
 void inspect_cuda(const InspectOptions& o) {
-    kb::Knowledge k = kb::load(o.knowledge_files);
+    kb::Knowledge k = kb::load(user_knowledge_files(o.knowledge_files));
     auto linux_min = kb::min_driver_for_cuda(k, o.query);
     auto windows_min = kb::min_driver_for_cuda(k, o.query, true);
     const kb::NvccTargetsRow* targets = kb::nvcc_targets_row(k, o.query);
@@ -175,7 +188,7 @@ void inspect_cuda(const InspectOptions& o) {
 // ---------------------------------------------------------------- torch
 
 void inspect_torch(const InspectOptions& o) {
-    kb::Knowledge k = kb::load(o.knowledge_files);
+    kb::Knowledge k = kb::load(user_knowledge_files(o.knowledge_files));
     auto rel = kb::torch_release(k, o.query);
     if (!rel) throw InputError("inspect torch: the knowledge base has no torch release '" + o.query + "' (expected e.g. 1.9.1)");
     struct Arch { std::string kind, variant; const kb::TorchArchRow* row; };
@@ -235,7 +248,7 @@ void inspect_torch(const InspectOptions& o) {
 // ---------------------------------------------------------------- advisories
 
 void inspect_advisories(const InspectOptions& o) {
-    kb::Knowledge k = kb::load(o.knowledge_files);
+    kb::Knowledge k = kb::load(user_knowledge_files(o.knowledge_files));
     auto list = kb::advisories(k);
     if (o.json) {
         json j = json::array();
@@ -262,7 +275,7 @@ void add_one(CLI::App& inspect, int& exit_code, const char* name, const char* he
     auto* cmd = inspect.add_subcommand(name, help);
     if (arg_help) cmd->add_option("query", opts->query, arg_help)->required();
     cmd->add_flag("--json", opts->json, "Print JSON");
-    cmd->add_option("--knowledge", opts->knowledge_files, "Extra knowledge file (YAML), overriding built-in rows; repeatable");
+    cmd->add_option("--knowledge", opts->knowledge_files, "Extra knowledge file (YAML), overriding built-in rows; repeatable")->allow_extra_args(false);
     cmd->callback([opts, fn, &exit_code] {
         fn(*opts);
         exit_code = 0;

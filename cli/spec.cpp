@@ -3,7 +3,9 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "resolver/errors.hpp"
 #include "resolver/infer.hpp"
+#include "resolver/infer_recipe.hpp"
 #include "resolver/spec_io.hpp"
 
 namespace envlock::cli {
@@ -24,12 +26,27 @@ void add_spec(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("spec", "Print the spec inferred from a repo checkout, with provenance");
     auto path = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
-    cmd->add_option("path", *path, "Repo checkout to read (README, docs, requirements, setup.py, environment.yml)")
+    cmd->add_option("path", *path, "Repo checkout to read (README, docs, requirements, setup.py, environment.yml), or a recipe name")
         ->required();
     cmd->add_flag("--json", *json, "Print JSON instead of YAML");
     cmd->callback([path, json, &exit_code] {
-        auto files = collect_repo_files(*path);
-        auto spec = infer_spec(files, repo_name(*path));
+        Spec spec;
+        std::error_code ec;
+        if (!std::filesystem::exists(*path, ec)) {
+            // Not a checkout: a recipe of that name (envlock spec BEVFormer) shows its spec.
+            auto recipe = load_recipe(*path);
+            if (!recipe) {
+                std::string names;
+                for (const auto& r : embedded_recipes()) names += (names.empty() ? "" : ", ") + r.name;
+                throw InputError(*path + ": no such directory, and no recipe of that name (recipes: " + names + ")");
+            }
+            spec = recipe->spec;
+            if (!*json)
+                std::cerr << "envlock: recipe " << recipe->name << ": " << recipe->repo << " at " << recipe->rev
+                          << (recipe->ref.empty() ? "" : " (" + recipe->ref + ")") << "\n";
+        } else {
+            spec = infer_spec(collect_repo_files(*path), repo_name(*path));
+        }
         if (*json) {
             std::cout << spec_to_json(spec).dump(2) << "\n";
         } else {

@@ -2,6 +2,9 @@
 
 #include <zstd.h>
 
+#include <cstdint>
+#include <cstring>
+
 #include <simdjson.h>
 
 #include "fetch/url.hpp"
@@ -23,9 +26,105 @@ struct Malformed {
     std::string what;
 };
 
-std::string_view string_or_empty(od::value v) {
-    if (v.is_null()) return {};
-    return v.get_string();
+// Strings are read straight from the input buffer (simdjson's raw string pointer) instead of
+// being unescaped into the parser's string buffer: repodata strings almost never contain
+// escapes, and skipping the copy keeps peak memory near the file's own size.
+// `p` points just past the opening quote; returns the text up to the closing quote.
+std::string_view raw_span(const char* p, bool& escaped) {
+    const char* q = p;
+    while (true) {
+        const char* quote = static_cast<const char*>(std::memchr(q, '"', SIZE_MAX >> 1));
+        // Count the backslashes right before the quote: an odd number escapes it.
+        const char* b = quote;
+        while (b > p && b[-1] == '\\') --b;
+        if (((quote - b) & 1) == 0) {
+            size_t n = static_cast<size_t>(quote - p);
+            escaped = std::memchr(p, '\\', n) != nullptr;
+            return {p, n};
+        }
+        q = quote + 1;
+    }
+}
+
+void append_utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) out += static_cast<char>(cp);
+    else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+// JSON string unescaping for the rare string with backslashes.
+void unescape_into(std::string_view s, std::string& out) {
+    out.clear();
+    for (size_t i = 0; i < s.size(); ++i) {
+        char c = s[i];
+        if (c != '\\' || i + 1 >= s.size()) {
+            out += c;
+            continue;
+        }
+        char e = s[++i];
+        switch (e) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'u': {
+            auto hex4 = [&](size_t at) -> unsigned {
+                unsigned v = 0;
+                for (size_t k = at; k < at + 4 && k < s.size(); ++k) {
+                    char h = s[k];
+                    v = v * 16 + (h >= '0' && h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+                }
+                return v;
+            };
+            unsigned cp = hex4(i + 1);
+            i += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < s.size() + 0 && s[i + 1] == '\\' && s[i + 2] == 'u') {
+                unsigned lo = hex4(i + 3);
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                i += 6;
+            }
+            append_utf8(out, cp);
+            break;
+        }
+        default: out += e; break;  // \" \\ \/
+        }
+    }
+}
+
+void assign_string(od::value v, std::string& out) {
+    od::raw_json_string raw = v.get_raw_json_string();
+    bool escaped = false;
+    std::string_view span = raw_span(raw.raw(), escaped);
+    if (escaped) unescape_into(span, out);
+    else out.assign(span.data(), span.size());
+}
+
+void assign_string_or_empty(od::value v, std::string& out) {
+    if (v.is_null()) out.clear();
+    else assign_string(v, out);
+}
+
+std::string_view key_of(od::field& field) {
+    bool escaped = false;
+    return raw_span(field.key().raw(), escaped);
+}
+
+std::string string_or_empty(od::value v) {
+    std::string s;
+    assign_string_or_empty(v, s);
+    return s;
 }
 
 void read_strings(od::value v, std::vector<std::string>& out) {
@@ -33,51 +132,52 @@ void read_strings(od::value v, std::vector<std::string>& out) {
     if (v.is_null()) return;
     if (v.type() == od::json_type::string) {
         // track_features is a space- or comma-separated string in most repodata.
-        std::string_view s = v.get_string();
+        std::string s;
+        assign_string(v, s);
         size_t i = 0;
         while (i < s.size()) {
             size_t j = s.find_first_of(" ,", i);
-            if (j == std::string_view::npos) j = s.size();
+            if (j == std::string::npos) j = s.size();
             if (j > i) out.emplace_back(s.substr(i, j - i));
             i = j + 1;
         }
         return;
     }
-    for (auto item : v.get_array()) out.emplace_back(std::string_view(item.get_string()));
+    for (auto item : v.get_array()) assign_string(item.value(), out.emplace_back());
 }
 
 void read_record(od::object obj, IndexRecord& r) {
-    for (auto field : obj) {
-        std::string_view key = field.unescaped_key();
+    for (auto field_result : obj) {
+        od::field field = std::move(field_result);
+        std::string_view key = key_of(field);
         od::value v = field.value();
         switch (key.size()) {
         case 4:
-            if (key == "name") r.name = v.get_string().value();
+            if (key == "name") assign_string(v, r.name);
             else if (key == "size") r.size = v.get_uint64();
             break;
         case 5:
-            if (key == "build") r.build = v.get_string().value();
+            if (key == "build") assign_string(v, r.build);
             break;
         case 6:
-            if (key == "sha256") r.sha256 = string_or_empty(v);
+            if (key == "sha256") assign_string_or_empty(v, r.sha256);
             else if (key == "noarch") {
                 if (v.type() == od::json_type::boolean) r.noarch = v.get_bool() ? "generic" : "";
-                else r.noarch = string_or_empty(v);
-            } else if (key == "subdir") r.subdir = string_or_empty(v);
+                else assign_string_or_empty(v, r.noarch);
+            } else if (key == "subdir") assign_string_or_empty(v, r.subdir);
             break;
         case 7:
-            if (key == "version") r.version = v.get_string().value();
+            if (key == "version") assign_string(v, r.version);
             else if (key == "depends") read_strings(v, r.depends);
-            else if (key == "license") r.license = string_or_empty(v);
+            else if (key == "license") assign_string_or_empty(v, r.license);
             break;
         case 3:
-            if (key == "md5") r.md5 = string_or_empty(v);
+            if (key == "md5") assign_string_or_empty(v, r.md5);
             break;
         case 9:
             if (key == "timestamp") {
                 // Seconds in old repodata, milliseconds in new; normalise to milliseconds.
-                std::uint64_t t = v.type() == od::json_type::number && v.get_number_type() != od::number_type::unsigned_integer &&
-                                          v.get_number_type() != od::number_type::signed_integer
+                std::uint64_t t = v.get_number_type() == od::number_type::floating_point_number
                                       ? static_cast<std::uint64_t>(double(v.get_double()))
                                       : v.get_uint64().value();
                 r.timestamp = t < 100000000000ULL ? t * 1000 : t;
@@ -98,9 +198,25 @@ void read_record(od::object obj, IndexRecord& r) {
     }
 }
 
+// Empties a record but keeps its strings' buffers, so a streaming walk allocates little.
+void reset_record(IndexRecord& r) {
+    r.ecosystem = Ecosystem::conda;
+    for (std::string* s : {&r.name, &r.version, &r.build, &r.filename, &r.url, &r.sha256, &r.md5, &r.channel, &r.subdir,
+                           &r.index, &r.noarch, &r.license, &r.requires_python, &r.yanked_reason, &r.metadata_url, &r.git, &r.rev})
+        s->clear();
+    r.build_number = 0;
+    r.size = r.timestamp = 0;
+    r.depends.clear();
+    r.constrains.clear();
+    r.track_features.clear();
+    r.yanked = false;
+    r.depends_known = true;
+}
+
 void read_info(od::object obj, const RepodataSource& source, Info& info) {
-    for (auto field : obj) {
-        std::string_view key = field.unescaped_key();
+    for (auto field_result : obj) {
+        od::field field = std::move(field_result);
+        std::string_view key = key_of(field);
         if (key == "subdir") info.subdir = string_or_empty(field.value());
         else if (key == "base_url") info.base_url = string_or_empty(field.value());
     }
@@ -124,8 +240,9 @@ public:
     void walk(od::document& doc) {
         od::object top = doc.get_object();
         bool need_info_first = false;
-        for (auto field : top) {
-            std::string_view key = field.unescaped_key();
+        for (auto field_result : top) {
+            od::field field = std::move(field_result);
+            std::string_view key = key_of(field);
             if (key == "info") {
                 read_info(field.value().get_object(), source_, info_);
                 info_seen_ = true;
@@ -142,12 +259,15 @@ public:
         if (need_info_first) {
             // Rare: "info" after "packages". Find it, then read the records.
             doc.rewind();
-            for (auto field : doc.get_object())
-                if (std::string_view(field.unescaped_key()) == "info") read_info(field.value().get_object(), source_, info_);
+            for (auto field_result : doc.get_object()) {
+                od::field field = std::move(field_result);
+                if (key_of(field) == "info") read_info(field.value().get_object(), source_, info_);
+            }
             info_seen_ = true;
             doc.rewind();
-            for (auto field : doc.get_object()) {
-                std::string_view key = field.unescaped_key();
+            for (auto field_result : doc.get_object()) {
+                od::field field = std::move(field_result);
+                std::string_view key = key_of(field);
                 if (key == "packages" || key == "packages.conda") read_packages(field.value().get_object());
                 else if (is_archive_name(key)) read_one(key, field.value());
             }
@@ -156,8 +276,15 @@ public:
 
 private:
     void read_packages(od::object packages) {
-        for (auto field : packages) {
-            std::string_view filename = field.unescaped_key();
+        for (auto field_result : packages) {
+            od::field field = std::move(field_result);
+            // File names of real channels have no escapes; one that does is read unescaped.
+            bool escaped = false;
+            std::string_view filename = raw_span(field.key().raw(), escaped);
+            if (escaped) {
+                unescape_into(filename, filename_buf_);
+                filename = filename_buf_;
+            }
             read_one(filename, field.value());
         }
     }
@@ -167,17 +294,15 @@ private:
         current_ = filename;
         if (value.type() != od::json_type::object)
             throw Malformed{"record '" + std::string(filename) + "' is not a JSON object"};
-        record_ = IndexRecord{};
-        record_.ecosystem = Ecosystem::conda;
+        reset_record(record_);
         read_record(value.get_object(), record_);
         if (!package_.empty() && record_.name != package_) return;
         if (record_.name.empty() || record_.version.empty())
             throw Malformed{"record '" + std::string(filename) + "' has no name or version"};
-        record_.filename = filename;
+        record_.filename.assign(filename.data(), filename.size());
         record_.channel = source_.channel_url;
         if (!info_.subdir.empty()) record_.subdir = info_.subdir;
         else if (record_.subdir.empty()) record_.subdir = source_.subdir;
-        record_.index = source_.name;
         if (!info_.base_url.empty()) {
             // base_url may be relative to the subdir's own URL (CEP 15).
             std::string base = info_.base_url;
@@ -207,6 +332,7 @@ private:
     Info info_;
     bool info_seen_ = false;
     IndexRecord record_;
+    std::string filename_buf_;
 };
 
 void walk_padded(const char* data, size_t len, size_t capacity, const RepodataSource& source,
@@ -252,6 +378,8 @@ void visit_repodata_padded(std::string_view json, const RepodataSource& source, 
 
 IndexRecords parse_repodata(std::string_view json, const RepodataSource& source) {
     IndexRecords out;
+    // Real repodata spends 500-650 bytes per record; pages never touched cost no memory.
+    out.reserve(json.size() / 400 + 16);
     visit_repodata(json, source, {}, [&](IndexRecord& r) { out.push_back(std::move(r)); });
     return out;
 }

@@ -8,6 +8,8 @@
 
 #include "fetch/url.hpp"
 #include "resolver/errors.hpp"
+#include "resolver/pep508.hpp"
+#include "resolver/wheel.hpp"
 
 namespace envlock::fetch {
 
@@ -131,21 +133,7 @@ IndexRecords records_from_links(const std::vector<Link>& links, std::string_view
 
 }  // namespace
 
-std::string normalize_project_name(std::string_view name) {
-    std::string out;
-    out.reserve(name.size());
-    bool sep = false;
-    for (char c : name) {
-        if (c == '-' || c == '_' || c == '.') {
-            sep = true;
-            continue;
-        }
-        if (sep && !out.empty()) out += '-';
-        sep = false;
-        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-}
+std::string normalize_project_name(std::string_view name) { return pep508::normalize_name(name); }
 
 std::string html_unescape(std::string_view text) {
     std::string out;
@@ -189,24 +177,28 @@ std::string html_unescape(std::string_view text) {
 std::optional<DistFilename> parse_dist_filename(std::string_view filename, std::string_view project) {
     DistFilename d;
     if (ends_with(filename, ".whl")) {
-        std::string_view stem = filename.substr(0, filename.size() - 4);
-        std::vector<std::string_view> parts;
-        size_t i = 0;
-        while (true) {
-            size_t dash = stem.find('-', i);
-            parts.push_back(stem.substr(i, dash == std::string_view::npos ? std::string_view::npos : dash - i));
-            if (dash == std::string_view::npos) break;
-            i = dash + 1;
+        try {
+            auto w = wheel::WheelName::parse(filename);
+            d.wheel = true;
+            d.name = w.name;
+            d.version = w.version;
+            // The tag triple as the file writes it (compressed sets like "py2.py3-none-any" kept).
+            std::string_view stem = filename.substr(0, filename.size() - 4);
+            size_t cut = stem.size();
+            for (int dashes = 0; dashes < 3 && cut != std::string_view::npos; ++dashes) cut = stem.rfind('-', cut - 1);
+            if (cut == std::string_view::npos) return std::nullopt;
+            d.build = stem.substr(cut + 1);
+            return d;
+        } catch (const InputError&) {
+            return std::nullopt;
         }
-        if (parts.size() != 5 && parts.size() != 6) return std::nullopt;
-        for (auto p : parts)
-            if (p.empty()) return std::nullopt;
-        d.wheel = true;
-        d.name = parts[0];
-        d.version = parts[1];
-        size_t t = parts.size() - 3;
-        d.build = std::string(parts[t]) + "-" + std::string(parts[t + 1]) + "-" + std::string(parts[t + 2]);
-        return d;
+    }
+    if (auto s = wheel::SdistName::try_parse(filename)) {
+        if (project.empty() || pep508::normalize_name(s->name) == pep508::normalize_name(project)) {
+            d.name = s->name;
+            d.version = s->version;
+            return d;
+        }
     }
     std::string_view stem;
     for (std::string_view ext : {".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar.xz", ".tar"}) {

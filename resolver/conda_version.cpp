@@ -174,8 +174,8 @@ Version Version::parse(std::string_view text) {
         v.segments_.push_back(out);
     };
     auto add_segments = [&](std::string_view part, bool keep_trailing_underscore) {
-        // A trailing '_' stays attached to the last segment (openssl-like "1.0.1_" sorts
-        // after 1.0.1 prereleases but before 1.0.1a).
+        // A trailing '_' stays attached to the last segment: conda's work-around for openssl,
+        // whose letter releases come after the plain one ("1.0.1_" < "1.0.1a").
         std::size_t end = part.size();
         bool trailing = keep_trailing_underscore && !part.empty() && part.back() == '_';
         if (trailing) --end;
@@ -265,27 +265,6 @@ bool Version::starts_with(const Version& prefix) const {
 namespace envlock::conda {
 
 namespace {
-
-// '*'-only glob over a whole string; no allocation. Used for "1.*.3"-style version globs.
-bool glob_match(std::string_view pattern, std::string_view s) {
-    std::size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
-    while (i < s.size()) {
-        if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            mark = i;
-        } else if (p < pattern.size() && pattern[p] == s[i]) {
-            ++p;
-            ++i;
-        } else if (star != std::string_view::npos) {
-            p = star + 1;
-            i = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -512,23 +491,45 @@ private:
     std::size_t pos_ = 0;
 };
 
-// conda's untreeify: '|' inside ',' and any nested group get parentheses.
-void render(const Node& n, std::string& out, bool in_and, int depth) {
+// Parentheses only where precedence needs them ('|' inside ','), so the text reads back as
+// the same tree. conda prints nested groups without any, which loses "(1.6|1.7),1.8".
+void render(const Node& n, std::string& out, bool in_and) {
     if (n.kind == Node::Kind::leaf) {
         out += n.text;
         return;
     }
     bool is_or = n.kind == Node::Kind::any_of;
-    bool parens = is_or ? (in_and || depth > 0) : depth > 0;
+    bool parens = is_or && in_and;
     if (parens) out += '(';
     for (std::size_t i = 0; i < n.children.size(); ++i) {
         if (i) out += is_or ? '|' : ',';
-        render(n.children[i], out, !is_or, depth + 1);
+        render(n.children[i], out, !is_or);
     }
     if (parens) out += ')';
 }
 
 }  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view s) noexcept {
+    // Greedy scan with backtracking to the last '*': linear for the patterns conda uses.
+    std::size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
+    while (i < s.size()) {
+        if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            mark = i;
+        } else if (p < pattern.size() && pattern[p] == s[i]) {
+            ++p;
+            ++i;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            i = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
 
 VersionSpec::VersionSpec() : text_("*") {}
 
@@ -537,7 +538,7 @@ VersionSpec VersionSpec::parse(std::string_view text) {
     if (trim(text).empty()) return spec;
     Node root = SpecParser(text).parse();
     std::string rendered;
-    render(root, rendered, false, 0);
+    render(root, rendered, false);
     spec.text_ = rendered;
     if (!(root.kind == Node::Kind::leaf && root.op == Node::Op::any))
         spec.root_ = std::make_shared<const Node>(std::move(root));

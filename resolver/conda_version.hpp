@@ -73,4 +73,8 @@ private:
     std::shared_ptr<const Node> root_;   // null = any; shared because it is immutable
 };
 
+// conda's string globs: '*' matches any run of characters, nothing else is special, and the
+// whole string must match ("py38*", "*cuda11.1*", "1.*.3"). No allocation.
+bool glob_match(std::string_view pattern, std::string_view s) noexcept;
+
 }  // namespace envlock::conda

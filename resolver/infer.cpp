@@ -268,6 +268,19 @@ struct Inference {
             }
             if (contributed) used(file);
         }
+        // A package of this checkout with no compiled code is still built and installed here
+        // (EchoFusion's vendored evaluator): record it so the installer runs its command.
+        bool in_source = doc && doc->source_of(dir);
+        if (!infos.empty() && !extension_dirs.count(dir) && !in_source) {
+            PackageInfo plain;
+            for (const auto& [file, info] : infos)
+                if (plain.name.empty()) plain.name = info.name;
+            if (plain.name.empty()) plain.name = dir.empty() ? name : filename_of(dir);
+            extension_dirs.insert(dir);
+            spec.extensions.push_back({plain.name, in_field(dir), command, "",
+                                       from.file.empty() ? Provenance{infos.front().first, 1} : from});
+            used(spec.extensions.back().from.file);
+        }
     }
 
     void extension(const std::string& dir, const PackageInfo& info, const std::string& command, const Provenance& from) {
@@ -289,10 +302,10 @@ struct Inference {
     void markdown(const std::string& path) {
         DocState doc;
         for (const auto& block : markdown_code_blocks(*repo.get(path))) {
+            // The working directory carries over from block to block, as for a reader who
+            // runs them in order in one terminal (EchoFusion's `cd mmdetection3d` and its
+            // `pip install -v -e .` sit in separate blocks).
             if (!shell_info(block.info)) continue;
-            // Each block starts at the repo root: docs rarely say where a block runs, and a
-            // `cd` left over from an earlier block would misplace every clone after it.
-            doc.cwd = "";
             auto mode = block_mode(block.context);
             for (const auto& cmd : shell_commands(block.text, block.first_line)) {
                 Provenance from{path, cmd.line};

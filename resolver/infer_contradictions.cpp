@@ -62,7 +62,7 @@ std::optional<Side> conda_side(const std::string& text) {
         if (ms.name.empty() || ms.name.find('*') != std::string::npos) return std::nullopt;
         Side s;
         s.key = canonical(ms.name);
-        static const std::regex version_re("[0-9][0-9A-Za-z.+!_]*");
+        static const std::regex version_re("[0-9][0-9A-Za-z+!_]*(\\.[0-9A-Za-z+!_]+)*");
         auto vtext = ms.version.str();
         for (auto it = std::sregex_iterator(vtext.begin(), vtext.end(), version_re); it != std::sregex_iterator(); ++it)
             s.versions.push_back(it->str());

@@ -336,6 +336,15 @@ std::vector<std::string> torch_cpp_extension_archs(const Knowledge& k, std::stri
     return {};
 }
 
+std::string cpp_extension_cuda_check(const Knowledge& k, std::string_view torch_cuda, std::string_view nvcc_cuda) {
+    std::string a = major_minor(torch_cuda), b = major_minor(nvcc_cuda);
+    if (a == b) return "ok";
+    auto major = [](const std::string& v) { return v.substr(0, v.find('.')); };
+    const auto& rules = k.cpp_extension_rules;
+    std::string verdict = major(a) != major(b) ? rules.nvcc_major_mismatch : rules.nvcc_minor_mismatch;
+    return verdict == "ignored" || verdict.empty() ? "ok" : verdict;
+}
+
 // ---------------------------------------------------------------- OpenMMLab, numba, advisories
 
 std::vector<MmcvWheel> mmcv_wheels(const Knowledge& k, std::string_view package) {

@@ -117,6 +117,9 @@ Knowledge load_builtin();
 Knowledge load(const std::vector<std::string>& extra_files);
 // Same, from in-memory (name, yaml text) pairs; load() reads the files and calls this.
 Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& extra);
+// The *.yaml files of a user's knowledge folder (e.g. ~/.config/envlock/knowledge), sorted by
+// name; empty when the folder does not exist. The CLI passes them to load() before --knowledge files.
+std::vector<std::string> knowledge_files_in(const std::string& dir);
 
 // ---- arch rules ----
 // "3.7;5.0;8.6+PTX" (also spaces or commas between entries) -> sass {37,50,86}, ptx {86}.
@@ -161,6 +164,9 @@ std::optional<TorchRelease> torch_release(const Knowledge&, std::string_view tor
 // Arch names torch.utils.cpp_extension of that torch accepts in TORCH_CUDA_ARCH_LIST ("8.6", "9.0a").
 std::vector<std::string> torch_cpp_extension_archs(const Knowledge&, std::string_view torch_version);
 const CppExtensionRow* torch_cpp_extension_row(const Knowledge&, std::string_view torch_version);
+// What cpp_extension does when the nvcc it finds (CUDA_HOME) differs from torch.version.cuda:
+// "ok" (same major.minor), "warning" (minor differs) or "error" (major differs), per the rules.
+std::string cpp_extension_cuda_check(const Knowledge&, std::string_view torch_cuda, std::string_view nvcc_cuda);
 
 // ---- OpenMMLab, numba, advisories ----
 std::vector<MmcvWheel> mmcv_wheels(const Knowledge&, std::string_view package /*"mmcv-full" | "mmcv"*/);

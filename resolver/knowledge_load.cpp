@@ -1,6 +1,7 @@
 // Loading knowledge files: YAML -> JSON (keeping each value's line), schema check, rows into
 // structs, and the override merge of user files over the embedded ones.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -84,6 +85,7 @@ json parse_file(const std::string& name, const std::string& text) {
     json doc;
     try {
         YAML::Node root = YAML::Load(text);
+        if (root.IsNull()) return json::object();   // an empty file adds nothing
         if (!root.IsMap()) throw InputError(name + ": expected a mapping of knowledge tables at the top level");
         doc = to_json(root, "", lines);
     } catch (const YAML::Exception& e) {
@@ -319,6 +321,15 @@ Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& ext
 }
 
 Knowledge load_builtin() { return load_texts({}); }
+
+std::vector<std::string> knowledge_files_in(const std::string& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.path().extension() == ".yaml" || e.path().extension() == ".yml") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
 
 Knowledge load(const std::vector<std::string>& extra_files) {
     std::vector<std::pair<std::string, std::string>> texts;

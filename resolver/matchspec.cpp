@@ -23,27 +23,6 @@ bool ends_with(std::string_view s, std::string_view p) {
     return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-// '*'-only glob over a whole string, as conda's GlobStrMatch; no allocation.
-bool glob_match(std::string_view pattern, std::string_view s) {
-    std::size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
-    while (i < s.size()) {
-        if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            mark = i;
-        } else if (p < pattern.size() && pattern[p] == s[i]) {
-            ++p;
-            ++i;
-        } else if (star != std::string_view::npos) {
-            p = star + 1;
-            i = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
-
 bool is_regex(std::string_view pattern) {
     return pattern.size() >= 2 && pattern.front() == '^' && pattern.back() == '$';
 }
@@ -288,33 +267,6 @@ bool string_matches(std::string_view pattern, std::string_view value, const Matc
 
 // ---------------------------------------------------------------------------------------
 
-struct StringMatcher::Regex {
-    std::regex re;
-};
-
-StringMatcher StringMatcher::parse(std::string_view pattern) {
-    StringMatcher m;
-    m.text_ = std::string(pattern);
-    if (pattern.empty() || pattern == "*") m.kind_ = Kind::any;
-    else if (is_regex(pattern)) {
-        m.kind_ = Kind::regex;
-        m.regex_ = std::make_shared<const Regex>(Regex{*compile_regex(pattern, "string")});
-    } else if (pattern.find('*') != std::string_view::npos) m.kind_ = Kind::glob;
-    else m.kind_ = Kind::exact;
-    return m;
-}
-
-bool StringMatcher::matches(std::string_view s) const {
-    switch (kind_) {
-        case Kind::any: return true;
-        case Kind::exact: return s == text_;
-        case Kind::glob: return glob_match(text_, s);
-        case Kind::regex:
-            return std::regex_match(s.begin(), s.end(), regex_->re);
-    }
-    return false;
-}
-
 MatchSpec MatchSpec::parse(std::string_view text) {
     const std::string whole(text);
     auto fail = [&](const std::string& why) -> void {
@@ -496,16 +448,19 @@ MatchSpec MatchSpec::parse(std::string_view text) {
 }
 
 bool MatchSpec::matches(const envlock::IndexRecord& record) const {
-    if (version.is_any()) return matches(record, Version{});
+    if (!matches_except_version(record)) return false;
+    if (version.is_any()) return true;
     auto v = Version::try_parse(record.version);
-    if (!v) return false;
-    return matches(record, *v);
+    return v && version.contains(*v);
 }
 
 bool MatchSpec::matches(const envlock::IndexRecord& record, const Version& record_version) const {
+    return matches_except_version(record) && version.contains(record_version);
+}
+
+bool MatchSpec::matches_except_version(const envlock::IndexRecord& record) const {
     const Compiled* c = compiled_.get();
     if (!string_matches(name, record.name, c, "name")) return false;
-    if (!version.is_any() && !version.contains(record_version)) return false;
     if (!string_matches(build, record.build, c, "build")) return false;
     if (!build_number.empty() && !build_number_matches(parse_build_number(build_number), record.build_number))
         return false;

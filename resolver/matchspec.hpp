@@ -1,6 +1,17 @@
 #pragma once
 // Conda MatchSpec: the query language of `depends`, `constrains` and user specs.
-// Parse once, then `matches` many records: globs are pre-compiled, versions pre-parsed.
+// Parse once, then `matches` many records: the version constraint is pre-parsed, '*' globs are
+// matched in place and "^…$" regexes compiled by parse(), so matching does not allocate.
+//
+// Matching, field by field (an empty field matches anything, as does "*"):
+//   name, build, subdir, fn, url, license: exact, '*' glob, or "^…$" regex
+//   version: VersionSpec against the record's version (an unparsable one never matches)
+//   build_number: "3", "==3", "=3", "!=3", "<3", "<=3", ">3", ">=3"
+//   channel: a name ("conda-forge", "pkgs/main") matches a record channel equal to it or a URL
+//            ending in "/<name>" (trailing subdir ignored); "defaults" means pkgs/main, pkgs/r
+//            and pkgs/msys2; a URL matches the record's URL
+//   extra md5 / sha256: exact; track_features: the same set of features
+//   extra features / license_family: not carried by IndexRecord, so they do not filter
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,29 +25,13 @@
 
 namespace envlock::conda {
 
-// A '*'-only glob as conda's string matchers use it (no '?' or '[]'); "^…$" is a regex.
-class StringMatcher {
-public:
-    StringMatcher() = default;                       // matches anything
-    static StringMatcher parse(std::string_view pattern);
-    bool matches(std::string_view s) const;
-    bool is_any() const { return kind_ == Kind::any; }
-    bool is_exact() const { return kind_ == Kind::exact; }
-    const std::string& str() const { return text_; }
-    struct Regex;
-private:
-    enum class Kind { any, exact, glob, regex } kind_ = Kind::any;
-    std::string text_;
-    std::shared_ptr<const Regex> regex_;
-};
-
 struct MatchSpec {
     std::string channel, subdir, ns, name;   // "conda-forge::numpy", "conda-forge/linux-64::numpy"
     VersionSpec version;                     // any when absent
     std::string build;                       // glob, "" = any ("*cuda11.1*", "py38*")
     std::string build_number;                // spec on build_number ("", ">3", "0")
     std::map<std::string, std::string> extra;  // other bracket keys: md5, sha256, url, fn,
-                                               // track_features, features, license, …
+                                               // track_features, features, license, license_family
     bool optional = false;
 
     // Every conda form: "numpy >=1.19,<1.20.0a0", "pytorch 1.9.* *cuda11.1*", "numpy=1.19",
@@ -60,8 +55,9 @@ struct MatchSpec {
     // The original text, as given to parse (for messages and provenance).
     const std::string& original() const { return original_; }
 
-    struct Compiled;   // pre-compiled matchers, filled by parse()
+    struct Compiled;   // regexes compiled by parse()
 private:
+    bool matches_except_version(const envlock::IndexRecord& record) const;
     std::string original_;
     std::shared_ptr<const Compiled> compiled_;
 };

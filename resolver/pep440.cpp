@@ -25,6 +25,23 @@ std::string_view strip(std::string_view s) {
     return s;
 }
 
+// Numeric local segments are numbers: "+cu.05" normalizes to "+cu.5", as pip prints it.
+std::string strip_local_zeros(const std::string& local) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= local.size()) {
+        std::size_t dot = local.find('.', start);
+        if (dot == std::string::npos) dot = local.size();
+        std::string_view seg = std::string_view(local).substr(start, dot - start);
+        if (std::all_of(seg.begin(), seg.end(), is_digit))
+            while (seg.size() > 1 && seg.front() == '0') seg.remove_prefix(1);
+        if (!out.empty() || start > 0) out += '.';
+        out += seg;
+        start = dot + 1;
+    }
+    return out;
+}
+
 // What a failed parse reports: the 1-based column in the original text and what was expected.
 struct ParseFailure {
     std::size_t column;
@@ -166,6 +183,7 @@ private:
                 continue;
             }
             if (is_sep(peek())) return fail_at(pos_ + 1, "letters or digits after the separator in the local label");
+            out.local = strip_local_zeros(out.local);
             return std::nullopt;
         }
     }
@@ -253,12 +271,11 @@ std::optional<Version> Version::try_parse(std::string_view text) {
 }
 
 Version Version::parse(std::string_view text) {
+    if (auto v = try_parse(text)) return std::move(*v);
     std::size_t lead = 0;
-    auto r = parse_parts(text, lead);
-    if (!r.parts)
-        throw InputError("invalid PEP 440 version '" + std::string(text) + "': expected " + r.failure.expected +
-                         " at column " + std::to_string(r.failure.column));
-    return *try_parse(text);
+    auto r = parse_parts(text, lead);  // again, for the message: failures are rare
+    throw InputError("invalid PEP 440 version '" + std::string(text) + "': expected " + r.failure.expected +
+                     " at column " + std::to_string(r.failure.column));
 }
 
 std::optional<std::pair<std::string, long long>> Version::pre() const {
@@ -395,11 +412,12 @@ Specifier Specifier::parse(std::string_view text) {
         spec.wildcard_ = true;
         body = v.substr(0, v.size() - 2);
     }
-    std::size_t lead_ignored = 0;
-    auto r = parse_parts(body, lead_ignored);
-    if (!r.parts)
+    spec.version_ = Version::try_parse(body);
+    if (!spec.version_) {
+        std::size_t lead_ignored = 0;
+        auto r = parse_parts(body, lead_ignored);
         bad_specifier(text, r.failure.expected, vcol + r.failure.column - 1);
-    spec.version_ = Version::parse(body);
+    }
     const Version& ver = *spec.version_;
     if (spec.wildcard_ && (ver.pre() || ver.post() || ver.dev() || !ver.local().empty()))
         bad_specifier(text, "only a release (like 1.9) before '.*'", vcol);

@@ -291,18 +291,19 @@ bool eval(const MarkerNode& n, const MarkerEnv& env, const std::string& extra) {
     return compare(lhs, n.op, rhs);
 }
 
-std::string render(const MarkerNode& n, bool nested) {
+// "and" binds tighter than "or", so only an "or" inside an "and" needs parentheses.
+std::string render(const MarkerNode& n, bool inside_and) {
     if (n.kind == MarkerNode::Kind::compare) {
         auto side = [](bool is_var, const std::string& v) { return is_var ? v : quote(v); };
         return side(n.lhs_is_var, n.lhs) + " " + n.op + " " + side(n.rhs_is_var, n.rhs);
     }
-    std::string joiner = n.kind == MarkerNode::Kind::all ? " and " : " or ";
+    bool is_and = n.kind == MarkerNode::Kind::all;
     std::string out;
     for (const auto& c : n.children) {
-        if (!out.empty()) out += joiner;
-        out += render(*c, true);
+        if (!out.empty()) out += is_and ? " and " : " or ";
+        out += render(*c, is_and);
     }
-    return nested ? "(" + out + ")" : out;
+    return !is_and && inside_and ? "(" + out + ")" : out;
 }
 
 }  // namespace

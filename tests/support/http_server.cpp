@@ -87,7 +87,7 @@ bool read_file(const fs::path& p, std::string& out) {
 
 }  // namespace
 
-HttpServer::HttpServer(std::string root_dir)
+HttpServer::HttpServer(std::string root_dir, int port)
     : root_(std::move(root_dir)), state_(std::make_shared<State>()), server_(std::make_unique<httplib::Server>()) {
     auto state = state_;
     std::string root = root_;
@@ -250,7 +250,7 @@ HttpServer::HttpServer(std::string root_dir)
     };
     server_->Get(R"(.*)", handler);
 
-    port_ = server_->bind_to_any_port("127.0.0.1");
+    port_ = port > 0 ? (server_->bind_to_port("127.0.0.1", port) ? port : -1) : server_->bind_to_any_port("127.0.0.1");
     if (port_ <= 0) throw std::runtime_error("HttpServer: cannot bind 127.0.0.1");
     thread_ = std::thread([this] { server_->listen_after_bind(); });
     for (int i = 0; i < 500 && !server_->is_running(); ++i)

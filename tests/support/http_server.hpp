@@ -59,7 +59,8 @@ struct SeenRequest {
 
 class HttpServer {
 public:
-    explicit HttpServer(std::string root_dir);
+    // port 0 picks a free one; a fixed port is for `envlock-mirror serve --port N`.
+    explicit HttpServer(std::string root_dir, int port = 0);
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;

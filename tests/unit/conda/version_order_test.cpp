@@ -169,3 +169,74 @@ TEST_CASE("starts_with follows conda's prefix rule component-wise") {
     CHECK_FALSE(sw("1.9+cu111", "1.9+cpu"));
     CHECK_FALSE(sw("1.9.1+cu111", "1.9+cu"));
 }
+
+namespace {
+
+// Every version in the list is strictly greater than the one before.
+void check_strictly_sorted(const std::vector<const char*>& list) {
+    for (std::size_t i = 1; i < list.size(); ++i) {
+        CAPTURE(list[i - 1]);
+        CAPTURE(list[i]);
+        CHECK(Version::parse(list[i - 1]) < Version::parse(list[i]));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("conda's parser table sorts in order") {
+    check_strictly_sorted({"0.4.1a.vc11", "0.4.1.rc", "0.4.1.vc11", "0.4.1", "0.5*", "0.5a1", "0.5b3", "0.5C1", "0.5z",
+                           "0.5za", "0.5", "0.5_5", "0.9.6", "0.960923", "1.0", "1.0.4a3", "1.0.4b1", "1.0.4",
+                           "1.1dev1", "1.1_", "1.1a1", "1.1.dev1", "1.1.a1", "1.1", "1.1.post1", "1.1.1dev1",
+                           "1.1.1rc1", "1.1.1", "1.1.1post1", "1.1post1", "2g6", "2.0b1pr0", "2.2be.ta29",
+                           "2.2be5ta29", "2.2beta29", "2.2.0.1", "3.1.1.6", "3.2.p.r0", "3.2.pr0", "3.2.pr.1",
+                           "5.5.kw", "11g", "14.3.1", "14.3.1.post26.g9d75ca2", "1996.07.12", "1!0.4.1",
+                           "1!3.1.1.6", "2!0.4.1"});
+    CHECK(Version::parse("0.5-5") == Version::parse("0.5_5"));
+    CHECK(Version::parse("0.4.a1") == Version::parse("0.4.0a1"));
+    CHECK(Version::parse("0.4.a1") != Version::parse("0.4.1a1"));
+    CHECK(Version::parse("  0.4.rc  ") == Version::parse("0.4.RC"));
+}
+
+TEST_CASE("openssl's letter releases sort after the '_'-suffixed plain version") {
+    check_strictly_sorted({"1.0.1dev", "1.0.1_", "1.0.1a", "1.0.1b", "1.0.1c", "1.0.1d", "1.0.1r", "1.0.1rc",
+                           "1.0.1rc1", "1.0.1rc2", "1.0.1s", "1.0.1", "1.0.1post.a", "1.0.1post.b",
+                           "1.0.1post.z", "1.0.1post.za", "1.0.2"});
+}
+
+TEST_CASE("PEP 440-style versions sort as conda sorts them") {
+    std::vector<const char*> list = {"1.0a1", "1.0a2.dev456", "1.0a12.dev456", "1.0a12", "1.0b1.dev456", "1.0b2",
+                                     "1.0b2.post345.dev456", "1.0b2.post345", "1.0c1.dev456", "1.0c1", "1.0c3",
+                                     "1.0rc2", "1.0.dev456", "1.0", "1.0.post456.dev34", "1.0.post456", "1.1.dev1",
+                                     "1.2.r32+123456", "1.2.rev33+123456", "1.2+abc", "1.2+abc123def", "1.2+abc123",
+                                     "1.2+123abc", "1.2+123abc456", "1.2+1234.abc", "1.2+123456"};
+    check_strictly_sorted(list);
+    std::vector<std::string> with_epoch;
+    for (const char* v : list) with_epoch.push_back(std::string("1!") + v);
+    for (std::size_t i = 1; i < with_epoch.size(); ++i) {
+        CAPTURE(with_epoch[i]);
+        CHECK(Version::parse(with_epoch[i - 1]) < Version::parse(with_epoch[i]));
+    }
+    CHECK(Version::parse("1.2+123456") < Version::parse("1!1.0a1"));
+    CHECK(Version::parse("0.3.0.dev") < Version::parse("0.3.3"));
+}
+
+TEST_CASE("conda's rejected versions are rejected") {
+    for (const char* bad : {"", "  ", "3.5&1", "5.5++", "5.5..mw", "!", "a!1.0", "a!b!1.0"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_AS(Version::parse(bad), envlock::InputError);
+    }
+}
+
+TEST_CASE("starts_with: conda's own cases") {
+    auto sw = [](const char* v, const char* p) { return Version::parse(v).starts_with(Version::parse(p)); };
+    CHECK(sw("0.4.1", "0"));
+    CHECK(sw("0.4.1", "0.4"));
+    CHECK(sw("0.4.1p1", "0.4"));
+    CHECK(sw("0.4.1p1", "0.4.1p"));
+    CHECK_FALSE(sw("0.4.1p1", "0.4.1q1"));
+    CHECK_FALSE(sw("0.4", "0.4.1"));
+    CHECK(sw("0.4.1+1.3", "0.4.1"));
+    CHECK(sw("0.4.1+1.3", "0.4.1+1"));
+    CHECK_FALSE(sw("0.4.1", "0.4.1+1.3"));
+    CHECK_FALSE(sw("0.4.1+1", "0.4.1+1.3"));
+}

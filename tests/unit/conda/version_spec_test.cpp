@@ -74,14 +74,105 @@ TEST_CASE("',' is and, '|' is or, and ',' binds tighter") {
     CHECK_FALSE(in("((1.5|((1.6|1.7), 1.8), 1.9 |2.0))|2.1", "1.6"));
 }
 
-TEST_CASE("str() renders the tree the way conda does") {
+TEST_CASE("str() renders the tree with only the parentheses precedence needs") {
     CHECK(VersionSpec::parse(">=1.19, <1.20.0a0").str() == ">=1.19,<1.20.0a0");
-    CHECK(VersionSpec::parse("1.2.3,4.5.6|<=7.8.9").str() == "(1.2.3,4.5.6)|<=7.8.9");
+    CHECK(VersionSpec::parse("1.2.3,4.5.6|<=7.8.9").str() == "1.2.3,4.5.6|<=7.8.9");
+    CHECK(VersionSpec::parse("(1.2.3,4.5.6)|<=7.8.9").str() == "1.2.3,4.5.6|<=7.8.9");
     CHECK(VersionSpec::parse("(1.2.3|4.5.6),<=7.8.9").str() == "(1.2.3|4.5.6),<=7.8.9");
-    CHECK(VersionSpec::parse("1.5|(1.6|1.7),1.8,1.9|2.0|2.1").str() == "1.5|((1.6|1.7),1.8,1.9)|2.0|2.1");
+    CHECK(VersionSpec::parse("( (1.5|((1.6|1.7), 1.8), 1.9 |2.0))|2.1").str() == "1.5|(1.6|1.7),1.8,1.9|2.0|2.1");
+    CHECK(VersionSpec::parse("1.5.*|>1.7,<1.8").str() == "1.5.*|>1.7,<1.8");
     CHECK(VersionSpec::parse("1.8*").str() == "1.8.*");
+    CHECK(VersionSpec::parse("1.7.1*,1.8.1*").str() == "1.7.1.*,1.8.1.*");
     CHECK(VersionSpec::parse("").str() == "*");
     CHECK(VersionSpec::parse("*").str() == "*");
+    // The text is a fixed point and means the same.
+    for (const char* text : {"( (1.5|((1.6|1.7), 1.8), 1.9 |2.0))|2.1", "(>=1|<0.5),!=2.*", "1.*.1|^1\\.7$"}) {
+        CAPTURE(text);
+        VersionSpec a = VersionSpec::parse(text);
+        VersionSpec b = VersionSpec::parse(a.str());
+        CHECK(b.str() == a.str());
+        for (const char* v : {"1.5", "1.6", "1.8", "1.9", "2.0", "2.1", "0.4", "1.7", "2.5", "1.2.1"})
+            CHECK(a.contains(Version::parse(v)) == b.contains(Version::parse(v)));
+    }
+}
+
+TEST_CASE("conda's own table of specs against version 1.7.1") {
+    struct Row {
+        const char* spec;
+        bool matches;
+    };
+    for (Row r : {Row{"1.7.*", true}, Row{"1.7.1", true}, Row{"1.7.0", false}, Row{"1.7", false},
+                  Row{"1.5.*", false}, Row{">=1.5", true}, Row{"!=1.5", true}, Row{"!=1.7.1", false},
+                  Row{"==1.7.1", true}, Row{"==1.7", false}, Row{"==1.7.2", false}, Row{"==1.7.1.0", true},
+                  Row{"1.7.*|1.8.*", true}, Row{">1.7,<1.8", true}, Row{">1.7.1,<1.8", false},
+                  Row{"^1.7.1$", true}, Row{"^1\\.7\\.1$", true}, Row{"^1\\.7\\.[0-9]+$", true},
+                  Row{"^1\\.8.*$", false}, Row{"^1\\.[5-8]\\.1$", true}, Row{"^[^1].*$", false},
+                  Row{"^[0-9+]+\\.[0-9+]+\\.[0-9]+$", true}, Row{"^$", false}, Row{"^.*$", true},
+                  Row{"1.7.*|^0.*$", true}, Row{"1.6.*|^0.*$", false}, Row{"1.6.*|^0.*$|1.7.1", true},
+                  Row{"^0.*$|1.7.1", true}, Row{"1.6.*|^.*\\.7\\.1$|0.7.1", true}, Row{"*", true},
+                  Row{"1.*.1", true}, Row{"1.5.*|>1.7,<1.8", true}, Row{"1.5.*|>1.7,<1.7.1", false}}) {
+        CAPTURE(r.spec);
+        VersionSpec spec = VersionSpec::parse(r.spec);
+        CHECK(spec.contains(Version::parse("1.7.1")) == r.matches);
+        CHECK(spec.str() == r.spec);
+    }
+}
+
+TEST_CASE("conda's ver_eval cases: strings, '*' suffixes and local versions") {
+    CHECK(in("==1.7", "1.7.0"));
+    CHECK(in("<=1.7", "1.7.0"));
+    CHECK_FALSE(in("<1.7", "1.7.0"));
+    CHECK_FALSE(in(">2013b", "2013a"));
+    CHECK(in(">2013b", "2013k"));
+    CHECK_FALSE(in(">2013b", "3.0.0"));
+    CHECK(in(">1.0.0a", "1.0.0"));
+    CHECK(in(">1.0.0*", "1.0.0"));   // '*' after an operator without '.': a string atom below numbers
+    CHECK(in("1.0*", "1.0"));
+    CHECK(in("1.0*", "1.0.0"));
+    CHECK(in("1.0.0*", "1.0"));
+    CHECK_FALSE(in("1.0.0*", "1.0.1"));
+    CHECK(in("2013a*", "2013a"));
+    CHECK_FALSE(in("2013b*", "2013a"));
+    CHECK(in("2013a*", "2013ab"));
+    CHECK_FALSE(in("1.2.4*", "1.3.4"));
+    CHECK(in("1.2.3*", "1.2.3+4.5.6"));
+    CHECK(in("1.2.3+4*", "1.2.3+4.5.6"));
+    CHECK_FALSE(in("1.2.3+5*", "1.2.3+4.5.6"));
+    CHECK_FALSE(in("1.2.4+5*", "1.2.3+4.5.6"));
+}
+
+TEST_CASE("'=' and '!=' with and without '.*'") {
+    CHECK(in("=3.3", "3.3.1"));
+    CHECK(in("=3.3", "3.3"));
+    CHECK_FALSE(in("=3.3", "3.4"));
+    CHECK(in("3.3.*", "3.3.1"));
+    CHECK(in("3.3.*", "3.3"));
+    CHECK_FALSE(in("3.3.*", "3.4"));
+    CHECK(in("=3.3.*", "3.3.1"));
+    CHECK_FALSE(in("=3.3.*", "3.4"));
+    CHECK_FALSE(in("!=3.3.*", "3.3.1"));
+    CHECK(in("!=3.3.*", "3.4"));
+    CHECK(in("!=3.3.*", "3.4.1"));
+    CHECK(in("!=3.3", "3.3.1"));
+    CHECK_FALSE(in("!=3.3", "3.3.0.0"));
+    CHECK_FALSE(in("!=3.3.*", "3.3.0.0"));
+}
+
+TEST_CASE("compound constraints with spaces after the commas") {
+    const char* spec = ">=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*";
+    CHECK_FALSE(in(spec, "2.6.8"));
+    CHECK(in(spec, "2.7.2"));
+    CHECK_FALSE(in(spec, "3.3"));
+    CHECK_FALSE(in(spec, "3.3.4"));
+    CHECK(in(spec, "3.4"));
+    CHECK(in(spec, "3.4a"));
+}
+
+TEST_CASE("a version matches the spec made of itself") {
+    for (const char* v : {"1.7.0", "1.7.0.post123", "1.7.0.post123.gabcdef9", "1.7.0.post123+gabcdef9", "2!1.0_1+x"}) {
+        CAPTURE(v);
+        CHECK(in(v, v));
+    }
 }
 
 TEST_CASE("'.*' and a trailing '*' mean 'starts with'") {
@@ -137,6 +228,15 @@ TEST_CASE("'~=' is PEP 440's compatible release") {
     CHECK_FALSE(in("~=1.4.5", "1.4.4"));
     CHECK(error_of("~=1.4.*") == "invalid conda version spec '~=1.4.*': invalid operator with '.*'");
     CHECK(error_of("~=1") != "accepted");
+    CHECK(in("~=1.10", "1.11.0"));
+    CHECK_FALSE(in("~=1.10.0", "1.11.0"));
+    CHECK_FALSE(in("~=3.3.2", "3.4.0"));
+    CHECK_FALSE(in("~=3.3.2", "3.3.1"));
+    CHECK(in("~=3.3.2", "3.3.2.0"));
+    CHECK(in("~=3.3.2", "3.3.3"));
+    CHECK(in("~=3.3.2|==2.2", "2.2.0"));
+    CHECK(in("~=3.3.2|==2.2", "3.3.3"));
+    CHECK_FALSE(in("~=3.3.2|==2.2", "2.2.1"));
 }
 
 TEST_CASE("malformed specs are rejected with one clear line") {
@@ -151,4 +251,29 @@ TEST_CASE("malformed specs are rejected with one clear line") {
     CHECK(error_of("1..0") != "accepted");
     CHECK(error_of("!1.0") != "accepted");
     CHECK(error_of(">=1.0+a+b").find("duplicated local version separator") != std::string::npos);
+    // conda's own rejects, several found by fuzzing
+    for (const char* bad : {"~", "^", "1.2+", "+1.2", "+1.2+", "++", "c +, 0/|0 *", "a[version=)|(", "a=)(=b", "==",
+                            "=", ">=", "<=", "===3.3.2", "1.5||1.6", "><2.4.5", "!!2.4.5", "!"}) {
+        CAPTURE(bad);
+        CHECK(error_of(bad) != "accepted");
+    }
+}
+
+TEST_CASE("glob_match: only '*' is special and the whole string must match") {
+    using envlock::conda::glob_match;
+    CHECK(glob_match("py38*", "py38h18fd61f_1"));
+    CHECK_FALSE(glob_match("py38*", "py39h18fd61f_1"));
+    CHECK(glob_match("*cuda11.1*", "py3.8_cuda11.1_cudnn8.0.5_0"));
+    CHECK_FALSE(glob_match("*cuda11.1*", "py3.8_cuda11.3_cudnn8.2.0_0"));
+    CHECK(glob_match("*_0", "py38_0"));
+    CHECK_FALSE(glob_match("*_0", "py38_0x"));
+    CHECK(glob_match("a*b*c", "aXXbYYc"));
+    CHECK(glob_match("a*b*c", "abc"));
+    CHECK_FALSE(glob_match("a*b*c", "acb"));
+    CHECK(glob_match("*", ""));
+    CHECK(glob_match("", ""));
+    CHECK_FALSE(glob_match("", "x"));
+    CHECK_FALSE(glob_match("py?8", "py38"));   // '?' is literal
+    CHECK(glob_match("py?8", "py?8"));
+    CHECK(glob_match("**x", "abx"));
 }

@@ -132,7 +132,7 @@ TEST_CASE("repodata.json.zst decompresses; damaged zstd is bad input") {
 }
 
 TEST_CASE("real snapshot: the pytorch channel has 19 pytorch versions, 1.9.0 with cuda11.1 builds") {
-    std::filesystem::path file = std::string(ENVLOCK_SHARED_DIR) + "/snapshots/rattler-pytorch-channel/linux-64/repodata.json";
+    std::filesystem::path file = envlock::test::shared_dir() + "/snapshots/rattler-pytorch-channel/linux-64/repodata.json";
     if (!std::filesystem::exists(file)) {
         MESSAGE("skipped: " << file << " is absent");
         return;
@@ -154,7 +154,7 @@ TEST_CASE("real snapshot: the pytorch channel has 19 pytorch versions, 1.9.0 wit
 }
 
 TEST_CASE("real snapshot: the conda-forge subset has both packages and packages.conda") {
-    std::filesystem::path dir = std::string(ENVLOCK_SHARED_DIR) + "/snapshots/conda-subchannel-demo-conda-forge-py39";
+    std::filesystem::path dir = envlock::test::shared_dir() + "/snapshots/conda-subchannel-demo-conda-forge-py39";
     if (!std::filesystem::exists(dir)) {
         MESSAGE("skipped: " << dir << " is absent");
         return;
@@ -168,4 +168,15 @@ TEST_CASE("real snapshot: the conda-forge subset has both packages and packages.
         return r.filename.size() > 6 && r.filename.substr(r.filename.size() - 6) == ".conda";
     });
     CHECK(has_conda);
+}
+
+TEST_CASE("escaped JSON strings in repodata are unescaped (the fast path reads raw text only when it is plain)") {
+    std::string json = R"({"packages": {"a-1-0.tar.bz2": {"name": "a", "version": "1", "build": "0",
+      "license": "GPL \"v3\" \\ caf\u00e9 \ud83d\ude00", "depends": ["b >=1\t"]},
+      "b\u002d2-0.tar.bz2": {"name": "b", "version": "2", "build": "0"}}})";
+    auto rs = parse_repodata(json, "https://c/x", "src");
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].license == "GPL \"v3\" \\ caf\xc3\xa9 \xf0\x9f\x98\x80");
+    CHECK(rs[0].depends == std::vector<std::string>{"b >=1\t"});
+    CHECK(rs[1].filename == "b-2-0.tar.bz2");
 }

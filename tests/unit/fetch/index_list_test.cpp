@@ -20,7 +20,7 @@ using envlock::test::TempTree;
 
 namespace {
 
-const std::string kSnapshots = std::string(ENVLOCK_SHARED_DIR) + "/snapshots";
+const std::string kSnapshots = envlock::test::shared_dir() + "/snapshots";
 
 std::string conda_record(const std::string& name, const std::string& version, const std::string& build, int number) {
     return "\"" + name + "-" + version + "-" + build + ".tar.bz2\": {\"name\": \"" + name + "\", \"version\": \"" + version +

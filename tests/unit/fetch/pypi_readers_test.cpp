@@ -6,6 +6,7 @@
 #include "fetch/http_cache.hpp"
 #include "fetch/pypi_readers.hpp"
 #include "resolver/errors.hpp"
+#include "temp_tree.hpp"
 
 using namespace envlock;
 using namespace envlock::fetch;
@@ -131,7 +132,7 @@ TEST_CASE("PEP 658 core metadata: Requires-Dist, Requires-Python, folded lines, 
 }
 
 TEST_CASE("real snapshot: torch_stable.html lists torch 1.8.0+cu111 with relative hrefs resolved") {
-    std::filesystem::path file = std::string(ENVLOCK_SHARED_DIR) + "/snapshots/pytorch-torch_stable-html-2021-03/torch_stable.html";
+    std::filesystem::path file = envlock::test::shared_dir() + "/snapshots/pytorch-torch_stable-html-2021-03/torch_stable.html";
     if (!std::filesystem::exists(file)) {
         MESSAGE("skipped: " << file << " is absent");
         return;
@@ -150,7 +151,7 @@ TEST_CASE("real snapshot: torch_stable.html lists torch 1.8.0+cu111 with relativ
 }
 
 TEST_CASE("real snapshot: the openmmlab page lists mmcv-full 1.6.0 to 1.7.2 from ../ links") {
-    std::filesystem::path file = std::string(ENVLOCK_SHARED_DIR) + "/snapshots/poetry-fixture-openmmlab-mmcv-index/mmcv_torch_releases.html";
+    std::filesystem::path file = envlock::test::shared_dir() + "/snapshots/poetry-fixture-openmmlab-mmcv-index/mmcv_torch_releases.html";
     if (!std::filesystem::exists(file)) {
         MESSAGE("skipped: " << file << " is absent");
         return;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -39,6 +40,13 @@ public:
 private:
     std::filesystem::path path_;
 };
+
+// ../shared as the build saw it; ENVLOCK_TEST_SHARED_DIR overrides it (a worktree whose
+// parent has no shared/ can still run the snapshot tests).
+inline std::string shared_dir() {
+    if (const char* v = std::getenv("ENVLOCK_TEST_SHARED_DIR"); v && *v) return v;
+    return ENVLOCK_SHARED_DIR;
+}
 
 inline std::string slurp_file(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);

@@ -83,3 +83,13 @@ TEST_CASE("--knowledge FILE extends the answers") {
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("envlock-site-knowledge.yaml:1:") != std::string::npos);
 }
+
+TEST_CASE("knowledge files in the config folder are read") {
+    auto dir = std::filesystem::temp_directory_path() / "envlock-config-test";
+    std::filesystem::create_directories(dir / "knowledge");
+    std::ofstream(dir / "knowledge" / "site.yaml") << "gpus:\n  - {name: \"Site Accelerator X1\", cc: \"8.0\", source: \"site\"}\n";
+    auto r = run_envlock({"inspect", "gpu", "Site Accelerator X1"}, {"ENVLOCK_CONFIG_DIR=" + dir.string()});
+    std::filesystem::remove_all(dir);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("sm_80") != std::string::npos);
+}

@@ -378,3 +378,23 @@ TEST_CASE("a bad user knowledge file is an InputError naming file, line and rule
     CHECK_THROWS_AS(kb::load_texts({{"x.yaml", "gpu: []\n"}}), envlock::InputError);   // typo'd table
     CHECK_THROWS_AS(kb::load({"/nonexistent/knowledge.yaml"}), envlock::InputError);
 }
+
+TEST_CASE("cpp_extension's nvcc check: minor mismatch warns, major mismatch fails") {
+    const auto& k = builtin();
+    CHECK(kb::cpp_extension_cuda_check(k, "11.1", "11.1.105") == "ok");
+    CHECK(kb::cpp_extension_cuda_check(k, "11.1", "11.3") == "warning");
+    CHECK(kb::cpp_extension_cuda_check(k, "11.1", "12.1") == "error");
+}
+
+TEST_CASE("a knowledge folder lists its YAML files in name order") {
+    auto dir = fs::temp_directory_path() / "envlock-knowledge-dir-test";
+    fs::create_directories(dir);
+    std::ofstream(dir / "b.yaml") << "gpus: []\n";
+    std::ofstream(dir / "a.yml") << "gpus: []\n";
+    std::ofstream(dir / "notes.txt") << "x\n";
+    auto files = kb::knowledge_files_in(dir.string());
+    fs::remove_all(dir);
+    REQUIRE(files.size() == 2);
+    CHECK(fs::path(files[0]).filename() == "a.yml");
+    CHECK(kb::knowledge_files_in("/nonexistent/dir").empty());
+}

@@ -49,6 +49,7 @@ TEST_CASE("normalization: leading v, whitespace, leading zeros, epochs, local la
     CHECK(norm("1.9.0+cu111") == "1.9.0+cu111");
     CHECK(norm("1.0+Ubuntu-1") == "1.0+ubuntu.1");
     CHECK(norm("1.0+abc_def.5") == "1.0+abc.def.5");
+    CHECK(norm("1.0+5.05.cu011") == "1.0+5.5.cu011");  // numeric local segments lose leading zeros
     CHECK(norm("1.0a.post1") == "1.0a0.post1");
 }
 

@@ -178,6 +178,11 @@ TEST_CASE("markers: and binds tighter than or; parentheses group") {
     auto m = Marker::parse("sys_platform == 'linux' and (python_version < '3.6' or platform_machine == 'x86_64')");
     CHECK(m.str() == "sys_platform == \"linux\" and (python_version < \"3.6\" or platform_machine == \"x86_64\")");
     CHECK(Marker::parse(m.str()).str() == m.str());
+    // Parentheses only where precedence needs them.
+    CHECK(Marker::parse("os_name=='a' and os_name=='b' or os_name=='c'").str() ==
+          "os_name == \"a\" and os_name == \"b\" or os_name == \"c\"");
+    CHECK(Marker::parse("(os_name=='a' or os_name=='b') or os_name=='c'").str() ==
+          "os_name == \"a\" or os_name == \"b\" or os_name == \"c\"");
 }
 
 TEST_CASE("markers: extra compares normalized and is empty when none is requested") {

@@ -1,0 +1,20 @@
+#pragma once
+// A source repository the way the paper repos pin one: a git repository with one commit
+// and tag per mmdet3d release, a setup.py building a small CUDA extension with
+// torch.utils.cpp_extension, and requirements files carrying the facts' pins.
+#include <string>
+#include <vector>
+
+#include "tests/mirror/model.hpp"
+
+namespace envlock::mirror {
+
+// Creates `dir` as a git repository (needs `git` on PATH; throws EnvironmentError when it
+// is missing or fails). Commits are made with fixed authors and dates, so the commit ids
+// are the same on every build. Returns the tags created ("v0.17.1", …).
+std::vector<std::string> make_mmdet3d_repo(const std::string& dir, const std::vector<Mmdet3dRelease>& releases);
+
+// The files of the tree at one release (relative path -> content), for tests.
+std::vector<std::pair<std::string, std::string>> mmdet3d_tree(const Mmdet3dRelease& release);
+
+}  // namespace envlock::mirror
