@@ -18,6 +18,8 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         Document& d = docs[i];
         d.url = requests[i].url;
         d.fetched_url = ctx.mirrors.apply(requests[i].url);
+        // A local simple index is a folder tree: "file:///srv/simple/torch/" reads its index.html.
+        if (is_file_url(d.fetched_url) && d.fetched_url.back() == '/') d.fetched_url += "index.html";
         // file:// needs no cache: the file is already local.
         bool local = is_file_url(d.fetched_url);
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);

@@ -187,6 +187,13 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
             out.push_back(std::move(r));
         }
     }
+    // No credential leaves this function inside a record (they would end up in the lock).
+    for (auto& r : out) {
+        r.url = strip_userinfo(r.url);
+        r.channel = strip_userinfo(r.channel);
+        r.index = strip_userinfo(r.index);
+        r.metadata_url = strip_userinfo(r.metadata_url);
+    }
     return out;
 }
 

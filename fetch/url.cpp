@@ -102,6 +102,16 @@ std::string redact_url(std::string_view url) {
     return std::string(url.substr(0, auth_start)) + shown + std::string(url.substr(auth_start + at));
 }
 
+std::string strip_userinfo(std::string_view url) {
+    auto scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos) return std::string(url);
+    auto auth_start = scheme_end + 3;
+    auto auth_end = url.find_first_of("/?#", auth_start);
+    auto at = url.substr(auth_start, auth_end == std::string_view::npos ? std::string_view::npos : auth_end - auth_start).rfind('@');
+    if (at == std::string_view::npos) return std::string(url);
+    return std::string(url.substr(0, auth_start)) + std::string(url.substr(auth_start + at + 1));
+}
+
 std::string_view strip_fragment(std::string_view url, std::string_view* fragment) {
     auto hash = url.find('#');
     if (fragment) *fragment = hash == std::string_view::npos ? std::string_view{} : url.substr(hash + 1);

@@ -14,6 +14,10 @@ std::string url_join(std::string_view base, std::string_view href);
 // returned unchanged. Every URL that reaches a message or a log goes through this.
 std::string redact_url(std::string_view url);
 
+// "https://user:secret@host/x" -> "https://host/x". Record URLs go through this so no lock
+// ever holds a credential; downloads get theirs back from ~/.netrc or a mirror rule.
+std::string strip_userinfo(std::string_view url);
+
 // Splits "u#frag" into "u" and "frag" (fragment "" when there is none).
 std::string_view strip_fragment(std::string_view url, std::string_view* fragment = nullptr);
 

@@ -243,7 +243,7 @@ void detect_nvidia(const DetectRoots& r, const std::vector<std::string>& dirs, c
         t.gpus.push_back(gpu);
     }
     if (t.driver_cuda.empty() && !t.driver_version.empty())
-        if (auto c = kb::driver_max_cuda(k, t.driver_version)) t.driver_cuda = *c;
+        if (auto c = kb::driver_max_cuda(k, t.driver_version, t.wsl)) t.driver_cuda = *c;
 }
 
 // ------------------------------------------------------------------ compilers, toolkits
@@ -424,7 +424,9 @@ Target apply_overrides(Target t, const TargetOverrides& o, const kb::Knowledge& 
     if (o.driver) {
         if (!is_version(*o.driver, 1, 3))
             throw InputError("--driver '" + *o.driver + "': expected an NVIDIA driver version such as 525.60.13");
-        auto cuda = kb::driver_max_cuda(k, *o.driver);
+        std::string platform = o.platform.value_or(t.platform);
+        bool windows_driver = platform.rfind("win-", 0) == 0 || (t.wsl && !o.platform);
+        auto cuda = kb::driver_max_cuda(k, *o.driver, windows_driver);
         if (!cuda)
             throw InputError("--driver '" + *o.driver + "': older than the driver of any CUDA toolkit the knowledge base knows (CUDA " +
                              (k.cuda_drivers.empty() ? std::string("?") : k.cuda_drivers.front().cuda) + " needs " +

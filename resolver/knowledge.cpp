@@ -182,14 +182,20 @@ std::string describe(const ArchList& list) {
 
 // ---------------------------------------------------------------- driver
 
-std::optional<std::string> driver_max_cuda(const Knowledge& k, std::string_view driver) {
+std::optional<std::string> driver_max_cuda(const Knowledge& k, std::string_view driver, bool windows) {
     std::string d = trim(driver);
     if (!looks_like_version(d)) return std::nullopt;
     const CudaDriverRow* best = nullptr;
-    for (const auto& row : k.cuda_drivers)
-        if (compare_dotted(row.linux_driver, d) <= 0 && (!best || compare_dotted(best->cuda, row.cuda) < 0)) best = &row;
+    for (const auto& row : k.cuda_drivers) {
+        const std::string& min = windows ? row.windows_driver : row.linux_driver;
+        if (!min.empty() && compare_dotted(min, d) <= 0 && (!best || compare_dotted(best->cuda, row.cuda) < 0)) best = &row;
+    }
     if (!best) return std::nullopt;
     return major_minor(best->cuda);
+}
+
+std::optional<std::string> driver_max_cuda(const Knowledge& k, std::string_view driver) {
+    return driver_max_cuda(k, driver, false);
 }
 
 std::optional<std::string> min_driver_for_cuda(const Knowledge& k, std::string_view cuda, bool windows) {

@@ -136,6 +136,8 @@ std::string describe(const ArchList&);                         // "sm_37 sm_50 â
 
 // ---- CUDA toolkit <-> driver ----
 std::optional<std::string> driver_max_cuda(const Knowledge&, std::string_view driver_version);   // "525.60.13" -> "12.0"
+// Same against the Windows driver column (win-64 targets, and WSL, whose driver is the Windows one).
+std::optional<std::string> driver_max_cuda(const Knowledge&, std::string_view driver_version, bool windows);
 // The toolkit's runtime runs on the driver: driver >= the driver that toolkit shipped with, or the
 // minor-version compatibility range of its major (11.x: >= 450.80.02, 12.x: >= 525, 13.x: >= 580).
 bool driver_runs_cuda(const Knowledge&, std::string_view driver_version, std::string_view cuda_runtime);

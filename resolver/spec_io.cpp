@@ -5,6 +5,8 @@
 #include <initializer_list>
 
 #include "resolver/errors.hpp"
+#include "resolver/matchspec.hpp"
+#include "resolver/pep508.hpp"
 
 namespace envlock {
 
@@ -26,6 +28,29 @@ Provenance parse_provenance(std::string_view text) {
         p.file = std::string(text);
     }
     return p;
+}
+
+std::optional<std::string> requirement_problem(const SpecRequirement& r) {
+    std::string pypi_error, conda_error;
+    if (r.ecosystem != "conda") {
+        try {
+            pep508::Requirement::parse(r.text);
+            return std::nullopt;
+        } catch (const std::exception& e) {
+            pypi_error = e.what();
+        }
+    }
+    if (r.ecosystem != "pypi") {
+        try {
+            conda::MatchSpec::parse(r.text);
+            return std::nullopt;
+        } catch (const std::exception& e) {
+            conda_error = e.what();
+        }
+    }
+    if (r.ecosystem == "conda") return conda_error;
+    if (r.ecosystem == "pypi") return pypi_error;
+    return "neither a PEP 508 requirement nor a conda MatchSpec: " + pypi_error;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,6 +266,7 @@ struct Reader {
         if (n.IsScalar()) {
             r.text = n.Scalar();
             if (r.text.empty()) fail(n, path, "empty requirement");
+            if (auto problem = requirement_problem(r)) fail(n, path, *problem);
             return r;
         }
         if (!n.IsMap()) fail(n, path, "expected a string or a map with pypi:/conda:/any:");
@@ -256,6 +282,7 @@ struct Reader {
         }
         if (found != 1) fail(n, path, "expected a string or a map with exactly one of pypi:/conda:/any:");
         r.from = from(n, path);
+        if (auto problem = requirement_problem(r)) fail(n, path, *problem);
         return r;
     }
 
@@ -441,6 +468,7 @@ struct JsonReader {
         if (!r.ecosystem.empty() && r.ecosystem != "pypi" && r.ecosystem != "conda")
             fail(path + ".ecosystem", "expected \"pypi\", \"conda\" or \"\"");
         r.from = from(v, path);
+        if (auto problem = requirement_problem(r)) fail(path, *problem);
         return r;
     }
     template <class F>

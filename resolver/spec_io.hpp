@@ -6,6 +6,7 @@
 //
 // A requirement is a plain string (either ecosystem, no provenance) or a one-entry map
 // {pypi: TEXT} / {conda: TEXT} / {any: TEXT} with an optional `from: "file:line"`.
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,10 @@ namespace envlock {
 std::string format_provenance(const Provenance& p);
 // Inverse of format_provenance: a trailing ":<digits>" is the line.
 Provenance parse_provenance(std::string_view text);
+
+// Why a requirement's text does not parse in its ecosystem (PEP 508 for pypi, MatchSpec for
+// conda, either for ""); nullopt when it does. Reading a spec refuses such entries.
+std::optional<std::string> requirement_problem(const SpecRequirement& r);
 
 // Emits the spec as one YAML map (the value of `spec:`) into an emitter the caller owns.
 void emit_spec(YAML::Emitter& out, const Spec& spec);

@@ -427,6 +427,16 @@ void defaults_channel(Adder& add) {
     add(main, "intel-openmp", "2021.4.0", "h06a4308_3561", 3561, {}, kShapeDefaults);
     add(main, "mkl", "2021.4.0", "h06a4308_640", 640, {"intel-openmp 2021.*"}, kShapeDefaults);
     add(main, "jpeg", "9b", "h024ee3a_2", 2, {"libgcc-ng >=7.2.0"}, kShapeDefaults);
+    // torchvision <0.11 in the pytorch channel pins "jpeg <=9b"; conda-forge's pillow/libtiff
+    // moved to libjpeg-turbo (which constrains jpeg away), so defaults' jpeg-9b stack is what
+    // makes those builds installable, as it did for real.
+    add(main, "libtiff", "4.2.0", "h85742a9_0", 0,
+        {"jpeg >=9b,<10a", "libgcc-ng >=7.3.0", "libstdcxx-ng >=7.3.0", "xz >=5.2.5,<6.0a0", "zlib >=1.2.11,<1.3.0a0"},
+        kShapeDefaults);
+    add.per_python(main, "pillow", "8.3.1", 6, 9,
+                   {"freetype >=2.10.4,<3.0a0", "jpeg", "libgcc-ng >=7.5.0", "libtiff >=4.1.0,<5.0a0", "tk",
+                    "zlib >=1.2.11,<1.3.0a0"},
+                   kShapeDefaults);
     add.per_python(main, "mkl-service", "2.4.0", 6, 11, {"libgcc-ng >=7.5.0", "mkl >=2021.4.0,<2022.0a0"}, kShapeDefaults);
     add.per_python(main, "mkl_fft", "1.3.1", 6, 11, {"libgcc-ng >=7.5.0", "mkl >=2021.4.0,<2022.0a0", "mkl-service >=2.3.0,<3.0a0", "numpy >=1.16"}, kShapeDefaults);
     add.per_python(main, "mkl_random", "1.2.2", 6, 11, {"libgcc-ng >=7.5.0", "libstdcxx-ng >=7.5.0", "mkl >=2021.4.0,<2022.0a0", "mkl-service >=2.3.0,<3.0a0", "numpy >=1.16"}, kShapeDefaults);

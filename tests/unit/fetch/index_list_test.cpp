@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include <filesystem>
+#include <future>
 
 #include <nlohmann/json.hpp>
 
@@ -280,4 +281,68 @@ TEST_CASE("real snapshots: torch_stable.html lists torch 1.8.0+cu111; the openmm
                      server.url() + "/poetry-fixture-openmmlab-mmcv-index/mmcv_torch_releases.html", "--cache-dir", t.str()});
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("mmcv-full: 6 versions\nAvailable versions: 1.7.2, 1.7.1, 1.7.0, 1.6.2, 1.6.1, 1.6.0\n") == 0);
+}
+
+TEST_CASE("index list: credentials in an index URL are used but never printed") {
+    Site site;
+    std::string with_creds = "http://alice:s3cret@" + site.url.substr(7) + "/simple";
+    auto r = site.list({"mmdet", "--index-url", with_creds, "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("s3cret") == std::string::npos);
+    CHECK(r.out.find("alice") == std::string::npos);
+    CHECK(site.server->requests_for("/simple/mmdet/").at(0).header("Authorization") == "Basic YWxpY2U6czNjcmV0");
+}
+
+TEST_CASE("index list: a file:// simple index is a folder tree with index.html pages") {
+    Site site;
+    auto r = site.list({"mmdet", "--index-url", "file://" + site.tree.str() + "/www/simple"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Available versions: 2.14.0, 2.2.0") != std::string::npos);
+    CHECK(r.out.find("file://" + site.tree.str() + "/www/files/mmdet-2.14.0-py3-none-any.whl") != std::string::npos);
+}
+
+TEST_CASE("index list: several processes sharing one cache all succeed and leave it whole") {
+    Site site;
+    std::vector<std::string> args = {"pytorch", "--channel", site.url + "/ch"};
+    std::vector<std::future<RunResult>> runs;
+    for (int i = 0; i < 4; ++i) runs.push_back(std::async(std::launch::async, [&] { return site.list(args); }));
+    std::string first;
+    for (auto& fut : runs) {
+        auto r = fut.get();
+        CHECK(r.exit_code == 0);
+        if (first.empty()) first = r.out;
+        CHECK(r.out == first);
+    }
+    for (const auto& e : std::filesystem::recursive_directory_iterator(site.tree.path() / "cache"))
+        if (e.is_regular_file()) CHECK(e.path().extension() == ".entry");  // no temp file left behind
+    auto offline = site.list({"pytorch", "--channel", site.url + "/ch", "--offline"});
+    CHECK(offline.out == first);
+}
+
+TEST_CASE("index list: a JSON API root (/pypi) and a file:// find-links directory") {
+    Site site;
+    site.tree.write("www/pypi/yapf/json",
+                    R"({"info": {"name": "yapf", "version": "0.40.2", "requires_dist": ["platformdirs>=3.5.1"]},
+                        "releases": {"0.40.2": [{"filename": "yapf-0.40.2-py3-none-any.whl", "url": "https://files/yapf-0.40.2-py3-none-any.whl",
+                                                 "digests": {"sha256": "ab"}}],
+                                     "0.31.0": [{"filename": "yapf-0.31.0-py2.py3-none-any.whl", "url": "https://files/yapf-0.31.0-py2.py3-none-any.whl",
+                                                 "digests": {"sha256": "cd"}}]}})");
+    auto r = site.list({"yapf", "--index-url", site.url + "/pypi", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["versions"].size() == 2);
+    CHECK(j["versions"][0]["version"] == "0.40.2");
+    CHECK(j["versions"][1]["files"][0]["tags"] == "py2.py3-none-any");
+
+    site.tree.write("wheels/mmcv_full-1.4.0-cp38-cp38-manylinux1_x86_64.whl", "w");
+    site.tree.write("wheels/mmcv-full-1.3.17.tar.gz", "s");
+    site.tree.write("wheels/README.txt", "not a distribution");
+    r = site.list({"mmcv-full", "--find-links", "file://" + site.tree.str() + "/wheels"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Available versions: 1.4.0, 1.3.17") != std::string::npos);
+    CHECK(r.out.find("file://" + site.tree.str() + "/wheels/mmcv_full-1.4.0-cp38-cp38-manylinux1_x86_64.whl") != std::string::npos);
 }

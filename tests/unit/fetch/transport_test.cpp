@@ -2,12 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "fetch/transport.hpp"
 #include "resolver/sha256.hpp"
 #include "temp_tree.hpp"
 #include "tests/support/http_server.hpp"
+#include "tests/support/run_envlock.hpp"
 
 using namespace envlock::fetch;
 using envlock::test::Fault;
@@ -184,4 +186,34 @@ TEST_CASE("file:// URLs read local files; a missing one is a 404") {
     CHECK(rs[0].body == "{}");
     CHECK(rs[1].status == 404);
     CHECK(rs[1].error.empty());
+}
+
+TEST_CASE("basic auth from the URL and from ~/.netrc reaches the server") {
+    Fixture f;
+    std::string with_user = "http://alice:s3cret@127.0.0.1:" + std::to_string(f.server.port()) + "/files/blob.bin";
+    CHECK(perform({{with_user}}, quick()).at(0).ok());
+    CHECK(f.server.requests().back().header("Authorization") == "Basic YWxpY2U6czNjcmV0");  // alice:s3cret
+
+    // libcurl finds the netrc through $HOME.
+    f.tree.write("home/.netrc", "machine 127.0.0.1\nlogin bob\npassword hunter2\n");
+    std::string old_home = std::getenv("HOME") ? std::getenv("HOME") : "";
+    setenv("HOME", (f.tree.str() + "/home").c_str(), 1);
+    auto r = perform({{f.url}}, quick()).at(0);
+    setenv("HOME", old_home.c_str(), 1);
+    CHECK(r.ok());
+    CHECK(f.server.requests().back().header("Authorization") == "Basic Ym9iOmh1bnRlcjI=");  // bob:hunter2
+}
+
+TEST_CASE("a gzip-encoded answer arrives decoded (Accept-Encoding offers what libcurl can decode)") {
+    TempTree tree;
+    std::string json = "{\"packages\": {}, \"pad\": \"" + std::string(5000, 'x') + "\"}";
+    tree.write("r.json", json);
+    REQUIRE(envlock::test::run_program({"gzip", "-k", "-n", tree.str() + "/r.json"}).exit_code == 0);
+    HttpServer server(tree.str());
+    server.add_header("/r.json.gz", "Content-Encoding", "gzip");
+    server.add_header("/r.json.gz", "Content-Type", "application/json");
+    auto r = perform({{server.url() + "/r.json.gz"}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.body == json);
+    CHECK(server.requests().back().header("Accept-Encoding").find("gzip") != std::string::npos);
 }

@@ -88,3 +88,10 @@ TEST_CASE("a malformed config.yaml is bad input naming the file and line") {
     auto cfg2 = t.write("c2.yaml", "mirrors: [\n");
     CHECK_THROWS_AS(load_fetch_context({}, cfg2), envlock::InputError);
 }
+
+TEST_CASE("strip_userinfo removes credentials and nothing else") {
+    CHECK(strip_userinfo("https://alice:pw@host/simple/x/") == "https://host/simple/x/");
+    CHECK(strip_userinfo("https://TOKEN@host/x") == "https://host/x");
+    CHECK(strip_userinfo("https://host/a@b") == "https://host/a@b");
+    CHECK(strip_userinfo("file:///srv/x") == "file:///srv/x");
+}

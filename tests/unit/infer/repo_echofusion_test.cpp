@@ -5,6 +5,7 @@
 
 #include "fixture.hpp"
 #include "fixtures_mmdet3d.hpp"
+#include "resolver/spec_io.hpp"
 
 using namespace envlock;
 using namespace envlock::test;
@@ -18,7 +19,7 @@ const char* const install_md = R"MD(# Installation
 ```bash
 git clone https://github.com/tusen-ai/EchoFusion
 cd EchoFusion
-mkdir ckpts ###pretrain weights
+mkdir ckpts ### weights go here
 conda create -n echofusion python=3.7 -y
 conda activate echofusion
 conda install pytorch==1.9.1 torchvision==0.10.1 torchaudio==0.9.1 cudatoolkit=11.1 -c pytorch -c conda-forge
@@ -228,4 +229,15 @@ TEST_CASE("docs: the working directory carries over from one code block to the n
     REQUIRE(spec.extensions.size() == 1);
     CHECK(spec.extensions[0].in == "mmdetection3d");
     CHECK(where(spec.extensions[0].from) == "docs/install.md:9");
+}
+
+TEST_CASE("EchoFusion-like: the inferred spec (notes, contradictions and all) round-trips byte for byte") {
+    FixtureRepo repo("EchoFusion");
+    write_echofusion(repo);
+    auto spec = repo.infer();
+    REQUIRE(!spec.notes.empty());
+    REQUIRE(!spec.contradictions.empty());
+    auto text = spec_to_yaml_text(spec);
+    CHECK(spec_to_yaml_text(spec_from_yaml_text(text, "envlock.yaml")) == text);
+    CHECK(spec_to_yaml_text(spec_from_json(spec_to_json(spec), "spec.json")) == text);
 }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "resolver/errors.hpp"
+#include "resolver/infer.hpp"
 #include "resolver/spec_io.hpp"
 
 using namespace envlock;
@@ -181,4 +182,26 @@ TEST_CASE("provenance: file:line parses and formats") {
     CHECK(parse_provenance("README.md").line == 0);
     CHECK(format_provenance({"README.md", 0}) == "README.md");
     CHECK(parse_provenance("C:weird").file == "C:weird");
+}
+
+TEST_CASE("spec YAML: a pypi requirement must be PEP 508, with the line of the entry") {
+    auto err = error_of("requirements:\n  - {pypi: \"torch==>1.9\", from: docs/install.md:3}\n");
+    CHECK(err.find("envlock.yaml:2: spec.requirements[0]: invalid requirement") == 0);
+}
+
+TEST_CASE("spec YAML: a conda requirement must be a MatchSpec; a plain string may be either") {
+    CHECK(error_of("requirements:\n  - {conda: \"numpy >=1.19,,<\"}\n").find("envlock.yaml:2: spec.requirements[0]:") == 0);
+    CHECK(error_of("requirements: [\"python 3.8.*\", \"numpy<1.20\", \"pytorch=1.9.0\"]\n") == "(no error)");
+}
+
+TEST_CASE("inference: text that is no requirement becomes a note, never a spec that cannot be read") {
+    RepoFiles repo;
+    repo.files["requirements.txt"] = "numpy==1.19.5\ntorch==>1.9\n";
+    auto s = infer_spec(repo, "x");
+    REQUIRE(s.requirements.size() == 1);
+    REQUIRE(s.notes.size() == 1);
+    CHECK(s.notes[0].kind == "ignored");
+    CHECK(s.notes[0].text == "torch==>1.9");
+    CHECK(format_provenance(s.notes[0].from) == "requirements.txt:2");
+    CHECK_NOTHROW(spec_from_yaml_text(spec_to_yaml_text(s), "x.yaml"));
 }

@@ -398,3 +398,12 @@ TEST_CASE("a knowledge folder lists its YAML files in name order") {
     CHECK(fs::path(files[0]).filename() == "a.yml");
     CHECK(kb::knowledge_files_in("/nonexistent/dir").empty());
 }
+
+TEST_CASE("Windows drivers are placed by the Windows column") {
+    const auto& k = builtin();
+    CHECK(kb::driver_max_cuda(k, "527.41", true) == "12.0");
+    CHECK(kb::driver_max_cuda(k, "527.41", false) == "12.0");
+    CHECK(kb::driver_max_cuda(k, "456.38", true) == "11.1");
+    CHECK(kb::driver_max_cuda(k, "456.38", false) == "11.1");
+    CHECK(kb::driver_max_cuda(k, "525.60.13", true) == "11.8");   // below 12.0's Windows driver 527.41
+}

@@ -106,3 +106,21 @@ TEST_CASE("envlock-mirror serve refuses a folder that is not a built mirror") {
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("not a built mirror") != std::string::npos);
 }
+
+TEST_CASE("envlock index list reads the mirror's find-links pages: torch per the torch table, mmcv-full per the matrix") {
+    char tmpl[] = "/tmp/envlock-mirror-cache-XXXXXX";
+    std::string cache = mkdtemp(tmpl);
+    std::string root = "file://" + builtin_mirror().dir.string();
+    auto torch = envlock::test::run_envlock(
+        {"index", "list", "torch", "--find-links", root + "/whl/torch_stable.html", "--cache-dir", cache});
+    CHECK(torch.exit_code == 0);
+    CHECK(torch.out.find("1.9.1+cu111") != std::string::npos);
+    CHECK(torch.out.find("2.7.0+cu128") != std::string::npos);
+    CHECK(torch.out.find("1.9.1+cu113") == std::string::npos);
+    auto mmcv = envlock::test::run_envlock(
+        {"index", "list", "mmcv-full", "--find-links", root + "/mmcv/dist/cu111/torch1.9.0/index.html", "--cache-dir", cache});
+    CHECK(mmcv.exit_code == 0);
+    CHECK(mmcv.out.find("mmcv-full: 28 versions") != std::string::npos);
+    CHECK(mmcv.out.find("mmcv_full-1.4.0-cp38-cp38-manylinux1_x86_64.whl") != std::string::npos);
+    fs::remove_all(cache);
+}

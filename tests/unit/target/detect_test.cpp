@@ -276,3 +276,12 @@ TEST_CASE("bad overrides are InputErrors") {
     bad([](auto& o) { o.platform = "amiga-68k"; });
     bad([](auto& o) { o.cpu_flags = std::vector<std::string>{"avx;rm -rf"}; });
 }
+
+TEST_CASE("--driver on a win-64 target is read against the Windows driver column") {
+    envlock::TargetOverrides o;
+    o.driver = "525.60.13";
+    o.platform = "win-64";
+    CHECK(envlock::apply_overrides({}, o, knowledge()).driver_cuda == "11.8");
+    o.platform = "linux-64";
+    CHECK(envlock::apply_overrides({}, o, knowledge()).driver_cuda == "12.0");
+}
