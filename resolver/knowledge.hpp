@@ -40,6 +40,7 @@ struct TorchRelease {
     std::string torchvision, torchaudio;
     std::string source;
     std::vector<std::string> conda_cuda;       // conda CUDA versions: "10.2", "11.3 (conda-forge)"
+    std::string pypi_default;                  // variant of the plain PyPI wheel ("cu102"), where recorded
     bool variants_unverified = false;
     std::string python_note, note, python_source;
 };

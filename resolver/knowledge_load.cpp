@@ -182,6 +182,7 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         t.python_note = str(py, "note");
         t.variants = strings(r, "pip");
         t.conda_cuda = strings(r, "conda");
+        t.pypi_default = str(r, "pypi-default");
         t.variants_unverified = flag(r, "variants_unverified");
         t.torchvision = str(r, "torchvision");
         t.torchaudio = str(r, "torchaudio");
