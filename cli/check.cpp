@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
+#include "cli/shared_flags.hpp"
 #include "install/files.hpp"
 #include "resolver/knowledge.hpp"
 #include "resolver/lock.hpp"
@@ -17,7 +18,7 @@ void add_check(CLI::App& app, int& exit_code) {
     cmd->callback([file, knowledge_files, &exit_code] {
         std::string path = lock_path(*file);
         Lock lock = read_lock(read_text_file(path, "lock"), path);
-        auto k = knowledge::load(*knowledge_files);
+        auto k = knowledge::load(user_knowledge_files(*knowledge_files));
         std::string now = lock_content_hash(lock.spec, lock.targets, k.version);
         if (now != lock.content_hash) {
             std::cout << path << ": out of date: ";

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/shared_flags.hpp"
 #include "resolver/errors.hpp"
 #include "resolver/knowledge.hpp"
 
@@ -22,17 +23,6 @@ struct InspectOptions {
     std::vector<std::string> knowledge_files;
 };
 
-// Knowledge files a user keeps in the config folder ($ENVLOCK_CONFIG_DIR, else
-// $XDG_CONFIG_HOME/envlock, else ~/.config/envlock; subfolder knowledge/), then --knowledge files.
-std::vector<std::string> user_knowledge_files(const std::vector<std::string>& explicit_files) {
-    std::string dir;
-    if (const char* d = std::getenv("ENVLOCK_CONFIG_DIR"); d && *d) dir = d;
-    else if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) dir = std::string(x) + "/envlock";
-    else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.config/envlock";
-    std::vector<std::string> files = dir.empty() ? std::vector<std::string>{} : knowledge::knowledge_files_in(dir + "/knowledge");
-    files.insert(files.end(), explicit_files.begin(), explicit_files.end());
-    return files;
-}
 
 std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
     std::string out;

@@ -1,11 +1,75 @@
+#include <iostream>
+
 #include "cli/commands.hpp"
+#include "cli/shared_flags.hpp"
+#include "install/resolve_project.hpp"
 
 namespace envlock::cli {
 
+namespace {
+
+struct ResolveFlags {
+    ResolveOptions options;
+    MachineFlags machine;
+    std::vector<std::string> targets;      // FILE or NAME=FILE
+    std::vector<std::string> update;
+    std::vector<std::string> uses;
+    std::vector<std::string> knowledge_files;
+    std::string cache_dir;
+    int jobs = 0;
+};
+
+}  // namespace
+
 void add_resolve(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("resolve", "Solve a repo's environment for a target machine and write envlock.yaml");
-    cmd->allow_extras();
-    cmd->callback([] { not_implemented("resolve"); });
+    auto f = std::make_shared<ResolveFlags>();
+    auto* cmd = app.add_subcommand("resolve",
+        "Solve a repo's environment for a target machine and write envlock.yaml (PATH: a checkout, a spec or lock file, or a recipe name)");
+    cmd->add_option("PATH", f->options.path, "repo checkout, spec/lock file, or built-in recipe (BEVFormer, Mask2Former …); default .");
+    cmd->add_option("-o,--output", f->options.output, "where to write the lock (default: envlock.yaml beside the spec)");
+    cmd->add_option("--target", f->targets, "target file from `envlock detect` (NAME=FILE to lock several machines); repeatable")->allow_extra_args(false);
+    add_machine_flags(cmd, f->machine);
+    cmd->add_flag("--detect", f->options.redetect, "describe this machine again instead of reusing the existing lock's targets");
+    cmd->add_option("--update", f->update, "let these packages move away from the existing lock; repeatable")->allow_extra_args(false);
+    cmd->add_flag("--update-all", f->options.update_all, "ignore the existing lock's versions");
+    cmd->add_option("--uses", f->uses, "what the code does that advisories depend on: numba-cuda, code-uses:torch.utils.tensorboard …; repeatable")->allow_extra_args(false);
+    cmd->add_flag("--clone", f->options.clone, "recipe: git clone the repo at the recipe's commit and write the lock there");
+    cmd->add_option("--knowledge", f->knowledge_files, "extra knowledge file (YAML); repeatable")->allow_extra_args(false);
+    cmd->add_option("--mirror", f->options.fetch.mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
+    cmd->add_flag("--offline", f->options.fetch.offline, "use the HTTP cache only");
+    cmd->add_option("--cache-dir", f->cache_dir, "HTTP cache folder (default $XDG_CACHE_HOME/envlock)");
+    cmd->add_option("-j,--jobs", f->jobs, "parallel downloads (default 8)");
+    cmd->callback([f, &exit_code] {
+        ResolveOptions o = f->options;
+        o.overrides = overrides_of(f->machine);
+        for (const auto& t : f->targets) {
+            auto eq = t.find('=');
+            if (eq == std::string::npos) o.target_files.push_back({"", t});
+            else o.target_files.push_back({t.substr(0, eq), t.substr(eq + 1)});
+        }
+        o.update.insert(f->update.begin(), f->update.end());
+        o.uses.insert(f->uses.begin(), f->uses.end());
+        o.knowledge_files = user_knowledge_files(f->knowledge_files);
+        if (!f->cache_dir.empty()) o.fetch.cache_dir = f->cache_dir;
+        if (f->jobs > 0) o.fetch.jobs = f->jobs;
+
+        ResolveResult r = resolve_project(o);
+        for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
+        if (!r.solved) {
+            std::cerr << r.explanation;
+            exit_code = 1;
+            return;
+        }
+        std::cout << "wrote " << r.lock_path << ": " << r.lock.packages.size() << " packages";
+        if (!r.lock.toolchain.nvcc.empty())
+            std::cout << "; nvcc " << r.lock.toolchain.nvcc << " (" << r.lock.toolchain.nvcc_from << "), gcc "
+                      << r.lock.toolchain.gcc << ", TORCH_CUDA_ARCH_LIST=" << r.lock.toolchain.cuda_arch_list;
+        std::cout << "\n";
+        for (const auto& p : r.lock.packages)
+            if (p.name == "torch" || p.name == "pytorch" || p.name == "mmcv-full" || p.name == "python")
+                std::cout << "  " << p.name << " " << p.version << "\n";
+        for (const auto& d : r.lock.decisions) std::cout << "  excluded " << d.excluded << " [" << d.id << "]\n";
+    });
 }
 
 }  // namespace envlock::cli

@@ -261,7 +261,7 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
         if (r.solved) {
             out << "  - loosen " << jobs[j].text << where(jobs[j]) << ": then " << related(r, {j}) << " fits\n";
             found = true;
-        } else if (!r.problems.empty()) {
+        } else if (!r.problems.empty() && std::find(blamed_jobs.begin(), blamed_jobs.end(), j) != blamed_jobs.end()) {
             single_notes.push_back("loosening " + jobs[j].text + " alone is not enough: " + r.problems.front());
         }
     }

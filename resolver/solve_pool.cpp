@@ -540,6 +540,10 @@ void SolvPool::add_knowledge_clauses() {
         }
         if (!c.pep440_version || c.dist.empty()) continue;
         for (const auto& gate : gates) {
+            // FAQ compatibility tables were written later and more conservatively than the
+            // packages' own import-time asserts (mmseg 0.14.1 runs with mmcv-full 1.4.0, as
+            // BEVFormer documents): only asserts and declared requirements are clauses.
+            if (gate.kind == "doc-table") continue;
             if (pep508::normalize_name(gate.package) != c.dist) continue;
             try {
                 if (!gate.version_spec.empty() &&

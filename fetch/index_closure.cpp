@@ -1,0 +1,130 @@
+#include "fetch/index_closure.hpp"
+
+#include "fetch/wheel_metadata.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "resolver/errors.hpp"
+#include "resolver/pep440.hpp"
+
+namespace envlock::fetch {
+
+namespace {
+
+// The versions of one project whose metadata is worth reading, newest first.
+std::vector<std::string> versions_to_read(const IndexRecords& records, const std::vector<std::string>& constraints,
+                                          size_t budget) {
+    std::vector<pep440::SpecifierSet> sets;
+    for (const auto& c : constraints) {
+        try {
+            sets.push_back(pep440::SpecifierSet::parse(c));
+        } catch (const InputError&) {
+        }
+    }
+    std::vector<pep440::Version> versions;
+    std::set<std::string> seen;
+    for (const auto& r : records) {
+        auto v = pep440::Version::try_parse(r.version);
+        if (!v || !seen.insert(v->str()).second) continue;
+        bool allowed = std::all_of(sets.begin(), sets.end(), [&](const pep440::SpecifierSet& s) { return s.contains(*v, true); });
+        if (allowed) versions.push_back(*v);
+    }
+    std::sort(versions.begin(), versions.end(), [](const auto& a, const auto& b) { return a > b; });
+    // A pinned project keeps every version the pins allow; an open one its newest few.
+    if (sets.empty() && versions.size() > budget) versions.resize(budget);
+    std::vector<std::string> out;
+    for (const auto& v : versions) out.push_back(v.str());
+    return out;
+}
+
+}  // namespace
+
+IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx) {
+    IndexClosure out;
+    for (const auto& channel : request.sources.channels) {
+        IndexSources one;
+        one.channels = {channel};
+        one.subdirs = request.sources.subdirs;
+        out.channels.push_back({channel, find_records(one, "", ctx)});
+    }
+
+    IndexSources pypi_sources;
+    pypi_sources.index_urls = request.sources.index_urls;
+    pypi_sources.find_links = request.sources.find_links;
+    if (pypi_sources.index_urls.empty() && pypi_sources.find_links.empty()) return out;
+
+    std::deque<std::string> queue;
+    std::set<std::string> queued;
+    auto enqueue = [&](const std::string& name) {
+        std::string n = pep508::normalize_name(name);
+        if (queued.insert(n).second) queue.push_back(n);
+    };
+    for (const auto& n : request.pypi_names) enqueue(n);
+
+    while (!queue.empty()) {
+        std::string name = queue.front();
+        queue.pop_front();
+        IndexRecords found = find_records(pypi_sources, name, ctx);
+        auto c = request.constraints.find(name);
+        auto versions = versions_to_read(found, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
+                                         request.versions_per_project);
+        std::set<std::string> wanted(versions.begin(), versions.end());
+        IndexRecords kept;
+        for (auto& r : found) {
+            auto v = pep440::Version::try_parse(r.version);
+            if (v && wanted.count(v->str())) kept.push_back(std::move(r));
+        }
+        // One metadata read per version: files of one version share their Requires-Dist.
+        IndexRecords probes;
+        std::map<std::string, size_t> probe_of;
+        // Wheels first: an sdist's metadata can only be had by building it.
+        std::stable_sort(kept.begin(), kept.end(), [](const IndexRecord& a, const IndexRecord& b) {
+            auto wheel = [](const IndexRecord& r) { return r.filename.size() > 4 && r.filename.substr(r.filename.size() - 4) == ".whl"; };
+            return wheel(a) && !wheel(b);
+        });
+        for (const auto& r : kept) {
+            if (r.depends_known) continue;
+            std::string v = pep440::Version::parse(r.version).str();
+            if (probe_of.count(v)) continue;
+            probe_of[v] = probes.size();
+            probes.push_back(r);
+        }
+        fill_metadata_any_way(probes, ctx);
+        size_t dropped = 0;
+        for (auto& r : kept) {
+            if (!r.depends_known) {
+                auto it = probe_of.find(pep440::Version::parse(r.version).str());
+                if (it == probe_of.end() || !probes[it->second].depends_known) {
+                    // An sdist's requirements are known only once it is built, as pip finds
+                    // out; it stays a candidate, with that said. A wheel without them is left out.
+                    if (r.filename.size() > 4 && r.filename.substr(r.filename.size() - 4) == ".whl") {
+                        ++dropped;
+                        continue;
+                    }
+                    out.notes.push_back(name + " " + r.version + ": sdist without core metadata; its requirements are taken as none");
+                    out.pypi.push_back(std::move(r));
+                    continue;
+                }
+                r.depends = probes[it->second].depends;
+                if (r.requires_python.empty()) r.requires_python = probes[it->second].requires_python;
+                r.depends_known = true;
+            }
+            for (const auto& d : r.depends) {
+                try {
+                    auto req = pep508::Requirement::parse(d);
+                    if (req.applies(request.marker_env)) enqueue(req.normalized_name);
+                } catch (const InputError&) {
+                }
+            }
+            out.pypi.push_back(std::move(r));
+        }
+        if (dropped)
+            out.notes.push_back(name + ": " + std::to_string(dropped) +
+                                " file(s) left out: no Requires-Dist could be read for them (no core metadata, no readable wheel)");
+    }
+    return out;
+}
+
+}  // namespace envlock::fetch

@@ -1,0 +1,34 @@
+#pragma once
+// Everything a solve may need from the indexes, read in one pass: every record of each conda
+// channel (platform subdir + noarch), and the PyPI files of the named projects and of every
+// project their Requires-Dist mention, transitively, with core metadata filled in.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fetch/index_sources.hpp"
+#include "resolver/pep508.hpp"
+#include "resolver/solve.hpp"
+
+namespace envlock::fetch {
+
+struct ClosureRequest {
+    IndexSources sources;                  // channels in priority order; indexes; find-links
+    std::vector<std::string> pypi_names;   // projects to start from
+    // Version constraints the spec puts on a project (normalized name -> specifiers): only
+    // versions inside them get their metadata read. Other projects get their newest
+    // `versions_per_project` versions.
+    std::map<std::string, std::vector<std::string>> constraints;
+    pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
+    size_t versions_per_project = 20;
+};
+
+struct IndexClosure {
+    std::vector<CondaChannelRecords> channels;
+    IndexRecords pypi;                     // only files whose Requires-Dist is known
+    std::vector<std::string> notes;        // what was left out and why
+};
+
+IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx);
+
+}  // namespace envlock::fetch
