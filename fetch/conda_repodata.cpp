@@ -103,18 +103,23 @@ void unescape_into(std::string_view s, std::string& out) {
     }
 }
 
-void assign_string(od::value v, std::string& out) {
-    od::raw_json_string raw = v.get_raw_json_string();
-    bool escaped = false;
-    std::string_view span = raw_span(raw.raw(), escaped);
-    if (escaped) unescape_into(span, out);
-    else out.assign(span.data(), span.size());
+// The string's text straight from the input: simdjson's raw token (which already knows where
+// the string ends, from its structural index) minus the quotes and trailing whitespace.
+void assign_token(std::string_view tok, std::string& out, bool null_ok = false) {
+    if (null_ok && tok.substr(0, 4) == "null") {
+        out.clear();
+        return;
+    }
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t'))
+        tok.remove_suffix(1);
+    if (tok.size() < 2 || tok.front() != '"' || tok.back() != '"') throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+    tok = tok.substr(1, tok.size() - 2);
+    if (std::memchr(tok.data(), '\\', tok.size())) unescape_into(tok, out);
+    else out.assign(tok.data(), tok.size());
 }
 
-void assign_string_or_empty(od::value v, std::string& out) {
-    if (v.is_null()) out.clear();
-    else assign_string(v, out);
-}
+void assign_string(od::value& v, std::string& out) { assign_token(v.raw_json_token(), out); }
+void assign_string_or_empty(od::value& v, std::string& out) { assign_token(v.raw_json_token(), out, true); }
 
 std::string_view key_of(od::field& field) {
     bool escaped = false;
@@ -127,11 +132,14 @@ std::string string_or_empty(od::value v) {
     return s;
 }
 
-void read_strings(od::value v, std::vector<std::string>& out) {
-    out.clear();
-    if (v.is_null()) return;
+void read_strings(od::value& v, std::vector<std::string>& out) {
+    if (v.is_null()) {
+        out.clear();
+        return;
+    }
     if (v.type() == od::json_type::string) {
         // track_features is a space- or comma-separated string in most repodata.
+        out.clear();
         std::string s;
         assign_string(v, s);
         size_t i = 0;
@@ -143,59 +151,80 @@ void read_strings(od::value v, std::vector<std::string>& out) {
         }
         return;
     }
-    for (auto item : v.get_array()) assign_string(item.value(), out.emplace_back());
+    // Strings already in `out` keep their buffers (a streaming walk reuses one record).
+    size_t n = 0;
+    for (auto item : v.get_array()) {
+        if (n == out.size()) out.emplace_back();
+        assign_token(std::string_view(item.raw_json_token()), out[n++]);
+    }
+    out.resize(n);
+}
+
+// Record keys are matched by their raw bytes including the closing quote ("name\""), so a
+// key's length never has to be found first. The input is padded, so reading a few bytes
+// past a short key is safe.
+bool key_is(const char* raw, std::string_view word_with_quote) {
+    return std::memcmp(raw, word_with_quote.data(), word_with_quote.size()) == 0;
 }
 
 void read_record(od::object obj, IndexRecord& r) {
-    for (auto field_result : obj) {
-        od::field field = std::move(field_result);
-        std::string_view key = key_of(field);
+    bool depends = false, constrains = false, track_features = false;
+    // The fields stay inside simdjson_result (no copy into od::field): copying them costs
+    // store-forwarding stalls that showed up as the hottest lines of the whole parse.
+    for (auto field : obj) {
+        const char* k = od::raw_json_string(field.key()).raw();
         od::value v = field.value();
-        switch (key.size()) {
-        case 4:
-            if (key == "name") assign_string(v, r.name);
-            else if (key == "size") r.size = v.get_uint64();
+        switch (k[0]) {
+        case 'b':
+            if (key_is(k, "build\"")) assign_string(v, r.build);
+            else if (key_is(k, "build_number\"")) r.build_number = static_cast<int>(v.get_int64());
             break;
-        case 5:
-            if (key == "build") assign_string(v, r.build);
+        case 'c':
+            if (key_is(k, "constrains\"")) read_strings(v, r.constrains), constrains = true;
             break;
-        case 6:
-            if (key == "sha256") assign_string_or_empty(v, r.sha256);
-            else if (key == "noarch") {
+        case 'd':
+            if (key_is(k, "depends\"")) read_strings(v, r.depends), depends = true;
+            break;
+        case 'l':
+            if (key_is(k, "license\"")) assign_string_or_empty(v, r.license);
+            break;
+        case 'm':
+            if (key_is(k, "md5\"")) assign_string_or_empty(v, r.md5);
+            break;
+        case 'n':
+            if (key_is(k, "name\"")) assign_string(v, r.name);
+            else if (key_is(k, "noarch\"")) {
                 if (v.type() == od::json_type::boolean) r.noarch = v.get_bool() ? "generic" : "";
                 else assign_string_or_empty(v, r.noarch);
-            } else if (key == "subdir") assign_string_or_empty(v, r.subdir);
+            }
             break;
-        case 7:
-            if (key == "version") assign_string(v, r.version);
-            else if (key == "depends") read_strings(v, r.depends);
-            else if (key == "license") assign_string_or_empty(v, r.license);
+        case 's':
+            if (key_is(k, "sha256\"")) assign_string_or_empty(v, r.sha256);
+            else if (key_is(k, "size\"")) r.size = v.get_uint64();
+            else if (key_is(k, "subdir\"")) assign_string_or_empty(v, r.subdir);
             break;
-        case 3:
-            if (key == "md5") assign_string_or_empty(v, r.md5);
-            break;
-        case 9:
-            if (key == "timestamp") {
+        case 't':
+            if (key_is(k, "timestamp\"")) {
                 // Seconds in old repodata, milliseconds in new; normalise to milliseconds.
                 std::uint64_t t = v.get_number_type() == od::number_type::floating_point_number
                                       ? static_cast<std::uint64_t>(double(v.get_double()))
                                       : v.get_uint64().value();
                 r.timestamp = t < 100000000000ULL ? t * 1000 : t;
+            } else if (key_is(k, "track_features\"")) {
+                read_strings(v, r.track_features);
+                track_features = true;
             }
             break;
-        case 10:
-            if (key == "constrains") read_strings(v, r.constrains);
-            break;
-        case 12:
-            if (key == "build_number") r.build_number = static_cast<int>(v.get_int64());
-            break;
-        case 14:
-            if (key == "track_features") read_strings(v, r.track_features);
+        case 'v':
+            if (key_is(k, "version\"")) assign_string(v, r.version);
             break;
         default:
             break;
         }
     }
+    if (!depends) r.depends.clear();
+    if (!constrains) r.constrains.clear();
+    if (!track_features) r.track_features.clear();
 }
 
 // Empties a record but keeps its strings' buffers, so a streaming walk allocates little.
@@ -206,9 +235,8 @@ void reset_record(IndexRecord& r) {
         s->clear();
     r.build_number = 0;
     r.size = r.timestamp = 0;
-    r.depends.clear();
-    r.constrains.clear();
-    r.track_features.clear();
+    // depends/constrains/track_features are emptied by read_record when absent, so their
+    // strings' buffers survive from one record to the next.
     r.yanked = false;
     r.depends_known = true;
 }
@@ -217,8 +245,9 @@ void read_info(od::object obj, const RepodataSource& source, Info& info) {
     for (auto field_result : obj) {
         od::field field = std::move(field_result);
         std::string_view key = key_of(field);
-        if (key == "subdir") info.subdir = string_or_empty(field.value());
-        else if (key == "base_url") info.base_url = string_or_empty(field.value());
+        od::value v = field.value();
+        if (key == "subdir") info.subdir = string_or_empty(v);
+        else if (key == "base_url") info.base_url = string_or_empty(v);
     }
 }
 
@@ -276,11 +305,10 @@ public:
 
 private:
     void read_packages(od::object packages) {
-        for (auto field_result : packages) {
-            od::field field = std::move(field_result);
+        for (auto field : packages) {
             // File names of real channels have no escapes; one that does is read unescaped.
             bool escaped = false;
-            std::string_view filename = raw_span(field.key().raw(), escaped);
+            std::string_view filename = raw_span(od::raw_json_string(field.key()).raw(), escaped);
             if (escaped) {
                 unescape_into(filename, filename_buf_);
                 filename = filename_buf_;

@@ -15,14 +15,15 @@ namespace envlock::conda {
 // A conda version as conda's VersionOrder sees it:
 //   [epoch!]segment(.segment)*[+local(.local)*], '_' separates like '.', '-' too when no '_'
 //   appears; each segment is a run of numbers and strings; a segment starting with a
-//   string gets an implicit 0 in front; "dev" sorts below every string, "post" above every
-//   number; strings sort below numbers; a missing atom counts as 0 (1.1 == 1.1.0).
+//   string gets an implicit 0 in front; strings sort below numbers, "dev" below every other
+//   string ('*' aside), "post" above every number; comparison is case-insensitive; a missing
+//   atom counts as 0 (1.1 == 1.1.0, 1.0+0 == 1.0).
 class Version {
 public:
     static Version parse(std::string_view text);                 // throws InputError
     static std::optional<Version> try_parse(std::string_view text) noexcept;
 
-    const std::string& str() const { return norm_; }             // lower-cased, trimmed
+    const std::string& str() const { return norm_; }   // as given: trimmed, lower case, '-' read as '_'
     int compare(const Version& other) const;                     // <0, 0, >0
     // conda's VersionOrder.startswith: every segment of `prefix` but the last is equal, and
     // the last one is a prefix atom-wise ("1.9" is a prefix of 1.9, 1.9.0, 1.9.5, 1.9a1; not 1.90).
@@ -35,7 +36,8 @@ public:
     bool operator>(const Version& o) const { return compare(o) > 0; }
     bool operator>=(const Version& o) const { return compare(o) >= 0; }
 
-    // Internal representation, public so the comparison helpers can be free functions.
+    // Representation: atoms point into norm_, so a copy stays valid. (Comparison helpers in
+    // the .cpp reach the private parts as a friend.)
     enum class AtomKind : std::uint8_t { number, post, dev, text };
     struct Atom {
         AtomKind kind;

@@ -29,6 +29,17 @@ struct Token {
     int line;
 };
 
+bool is_keyword(const std::string& s) {
+    static const char* const words[] = {"and",    "as",     "assert", "async", "await",  "break", "class",
+                                        "continue", "def",  "del",    "elif",  "else",   "except", "finally",
+                                        "for",    "from",   "global", "if",    "import", "in",    "is",
+                                        "lambda", "nonlocal", "not",  "or",    "pass",   "raise", "return",
+                                        "try",    "while",  "with",   "yield"};
+    for (const char* w : words)
+        if (s == w) return true;
+    return false;
+}
+
 bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -233,6 +244,10 @@ struct Parser {
         if (cur().kind == Tok::string) {
             v.kind = PyValue::Kind::string;
             while (cur().kind == Tok::string) v.text += t[i++].text;  // implicit concatenation
+        } else if (cur().kind == Tok::name && is_keyword(cur().text)) {
+            // `return [...]`, `in (...)`: a keyword is no value to call or subscript.
+            ++i;
+            return v;
         } else if (cur().kind == Tok::name) {
             v.kind = PyValue::Kind::name;
             v.text = t[i++].text;

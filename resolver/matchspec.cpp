@@ -49,13 +49,25 @@ bool is_subdir(std::string_view s) {
     return std::find(all.begin(), all.end(), s) != all.end();
 }
 
-// "conda-forge/linux-64" → ("conda-forge", "linux-64"); URLs keep their scheme and host.
+// "conda-forge/linux-64" → ("conda-forge", "linux-64"). Anaconda's own hosts reduce to the
+// channel name conda shows ("https://conda.anaconda.org/conda-forge" → "conda-forge",
+// "https://repo.anaconda.com/pkgs/main" → "pkgs/main"); other URLs stay URLs.
 std::pair<std::string, std::string> split_channel(std::string_view channel) {
     while (!channel.empty() && channel.back() == '/') channel.remove_suffix(1);
+    std::string subdir;
     std::size_t slash = channel.rfind('/');
-    if (slash != std::string_view::npos && is_subdir(channel.substr(slash + 1)))
-        return {std::string(channel.substr(0, slash)), std::string(channel.substr(slash + 1))};
-    return {std::string(channel), ""};
+    if (slash != std::string_view::npos && is_subdir(channel.substr(slash + 1))) {
+        subdir = std::string(channel.substr(slash + 1));
+        channel = channel.substr(0, slash);
+    }
+    for (std::string_view host : {"https://conda.anaconda.org/", "http://conda.anaconda.org/",
+                                  "https://repo.anaconda.com/", "http://repo.anaconda.com/"}) {
+        if (starts_with(channel, host) && channel.size() > host.size()) {
+            channel.remove_prefix(host.size());
+            break;
+        }
+    }
+    return {std::string(channel), subdir};
 }
 
 // A record's channel without trailing '/' and subdir, as a view into it (no allocation).
@@ -225,6 +237,13 @@ std::vector<std::string_view> split_features(std::string_view s) {
     return out;
 }
 
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& ch : out)
+        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    return out;
+}
+
 long long trailing_build_number(std::string_view build) {
     std::size_t us = build.rfind('_');
     std::string_view digits = us == std::string_view::npos ? build : build.substr(us + 1);
@@ -289,17 +308,32 @@ MatchSpec MatchSpec::parse(std::string_view text) {
         return m;
     }
 
-    // A package file or its URL pins name, version and build exactly.
-    if (PackageFilename::is_package_filename(s) && s.find_first_of(" [") == std::string_view::npos) {
-        PackageFilename f = PackageFilename::parse(s);
+    // A package file, its URL or path, or "channel::file" pins name, version and build exactly.
+    // A URL may contain spaces (file:///…/my dir/x-1-0.tar.bz2); a plain spec with a file-like
+    // version cannot, so spaces only rule out the short forms.
+    bool is_url = s.find("://") != std::string_view::npos || s.front() == '/';
+    if (PackageFilename::is_package_filename(s) && (is_url || s.find_first_of(" [") == std::string_view::npos)) {
+        std::string_view file = s, location;
+        std::size_t colons = s.rfind("::");
+        if (colons != std::string_view::npos) {
+            location = s.substr(0, colons);
+            file = s.substr(colons + 2);
+        } else if (std::size_t slash = s.rfind('/'); slash != std::string_view::npos) {
+            location = s.substr(0, slash);
+        }
+        PackageFilename f;
+        try {
+            f = PackageFilename::parse(file);
+        } catch (const InputError& e) {
+            fail(e.what());
+        }
         m.name = f.name;
         m.version = VersionSpec::parse(f.version);
         m.build = f.build;
         m.extra["fn"] = f.name + "-" + f.version + "-" + f.build + f.extension;
-        std::size_t slash = s.rfind('/');
-        if (slash != std::string_view::npos) {
-            if (s.find("://") != std::string_view::npos || s.front() == '/') m.extra["url"] = std::string(s);
-            auto [channel, subdir] = split_channel(s.substr(0, slash));
+        if (is_url && colons == std::string_view::npos) m.extra["url"] = std::string(s);
+        if (!location.empty()) {
+            auto [channel, subdir] = split_channel(location);
             m.channel = channel;
             m.subdir = subdir;
         }
@@ -424,9 +458,14 @@ MatchSpec MatchSpec::parse(std::string_view text) {
             auto [channel, subdir] = split_channel(value);
             m.channel = channel;
             if (!subdir.empty()) m.subdir = subdir;
-        } else if (key == "subdir") m.subdir = value;
-        else m.extra[key] = value;
+        } else if (key != "subdir") m.extra[key] = value;
     }
+    for (auto& [key, value] : brackets)   // an explicit subdir wins over one inside channel=
+        if (key == "subdir") m.subdir = value;
+    // Package names are lower case; conda folds the spec's name.
+    if (!is_regex(m.name))
+        for (char& ch : m.name)
+            if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
 
     try {
         m.version = VersionSpec::parse(version_text);
@@ -486,7 +525,16 @@ bool MatchSpec::matches_except_version(const envlock::IndexRecord& record) const
         } else if (key == "url") {
             if (!string_matches(value, record.url, c, key)) return false;
         } else if (key == "license") {
-            if (!string_matches(value, record.license, c, key)) return false;
+            // conda compares licenses case-insensitively ("*gpl*" matches "LGPLv3+").
+            if (is_regex(value)) {
+                if (!string_matches(value, record.license, c, key)) return false;
+            } else if (!glob_match(lower(value), lower(record.license))) {
+                return false;
+            }
+        } else if (key == "features") {
+            // IndexRecord keeps no `features`, i.e. a record has none, and conda's features
+            // match needs the named ones present.
+            if (!split_features(value).empty()) return false;
         } else if (key == "track_features") {
             // conda compares the feature sets.
             auto want = split_features(value);
@@ -495,7 +543,7 @@ bool MatchSpec::matches_except_version(const envlock::IndexRecord& record) const
                 if (std::find(record.track_features.begin(), record.track_features.end(), f) == record.track_features.end())
                     return false;
         }
-        // features / license_family: IndexRecord does not carry them, so they cannot exclude.
+        // license_family: IndexRecord does not carry it, so it cannot exclude.
     }
     return true;
 }

@@ -10,8 +10,10 @@
 //   channel: a name ("conda-forge", "pkgs/main") matches a record channel equal to it or a URL
 //            ending in "/<name>" (trailing subdir ignored); "defaults" means pkgs/main, pkgs/r
 //            and pkgs/msys2; a URL matches the record's URL
-//   extra md5 / sha256: exact; track_features: the same set of features
-//   extra features / license_family: not carried by IndexRecord, so they do not filter
+//   extra md5 / sha256: exact; track_features: the same set of features; license: glob,
+//   case-insensitive; features: IndexRecord carries none, so a non-empty one never matches;
+//   license_family: not carried by IndexRecord, so it does not filter
+//   name is folded to lower case, like conda
 #include <map>
 #include <memory>
 #include <optional>

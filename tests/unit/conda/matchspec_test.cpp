@@ -183,19 +183,27 @@ TEST_CASE("channel, subdir and namespace prefixes") {
     CHECK(c.matches(record("python", "3.8.5", "0", 0, "https://repo.anaconda.com/pkgs/main")));
     CHECK_FALSE(c.matches(record("python", "3.8.5", "0", 0, "https://conda.anaconda.org/conda-forge")));
 
+    // anaconda.org URLs reduce to the channel name, as conda prints them.
     MatchSpec url = MatchSpec::parse("https://conda.anaconda.org/pytorch/linux-64::pytorch");
-    CHECK(url.channel == "https://conda.anaconda.org/pytorch");
+    CHECK(url.channel == "pytorch");
     CHECK(url.subdir == "linux-64");
     CHECK(url.matches(record("pytorch", "1.9.0", "0", 0, "https://conda.anaconda.org/pytorch")));
-    CHECK_FALSE(url.matches(record("pytorch", "1.9.0", "0", 0, "https://mirror.example/pytorch")));
+    CHECK(url.str() == "pytorch/linux-64::pytorch");
+    CHECK(MatchSpec::parse("https://repo.anaconda.com/pkgs/free::numpy").str() == "pkgs/free::numpy");
+
+    // Any other URL is kept and must be the record's channel URL.
+    MatchSpec own = MatchSpec::parse("https://download.example.com/ml/linux-64::pytorch");
+    CHECK(own.channel == "https://download.example.com/ml");
+    CHECK(own.subdir == "linux-64");
+    CHECK(own.matches(record("pytorch", "1.9.0", "0", 0, "https://download.example.com/ml/")));
+    CHECK_FALSE(own.matches(record("pytorch", "1.9.0", "0", 0, "https://mirror.example/ml")));
+    CHECK(own.matches(record("pytorch", "1.9.0", "0", 0, "ml")));   // a record that knows only the name
 
     MatchSpec defaults = MatchSpec::parse("defaults::numpy");
     CHECK(defaults.matches(record("numpy", "1", "0", 0, "https://repo.anaconda.com/pkgs/main")));
     CHECK(defaults.matches(record("numpy", "1", "0", 0, "https://repo.anaconda.com/pkgs/r")));
     CHECK_FALSE(defaults.matches(record("numpy", "1", "0", 0, "https://conda.anaconda.org/conda-forge")));
 
-    // A record that knows only its channel's name still matches a URL spec for that channel.
-    CHECK(url.matches(record("pytorch", "1.9.0", "0", 0, "pytorch")));
 
     MatchSpec bracket = MatchSpec::parse("numpy[channel=conda-forge/noarch]");
     CHECK(bracket.channel == "conda-forge");
@@ -283,7 +291,7 @@ TEST_CASE("a package file name or URL pins name, version and build") {
     CHECK(m.name == "numpy");
     CHECK(m.version.str() == "1.19.5");
     CHECK(m.build == "py38h18fd61f_1");
-    CHECK(m.channel == "https://conda.anaconda.org/conda-forge");
+    CHECK(m.channel == "conda-forge");
     CHECK(m.subdir == "linux-64");
     CHECK(m.extra.at("fn") == "numpy-1.19.5-py38h18fd61f_1.tar.bz2");
     IndexRecord r = record("numpy", "1.19.5", "py38h18fd61f_1");
@@ -363,4 +371,205 @@ TEST_CASE("str() gives conda's canonical text, and that text parses back to the 
     MatchSpec glob = MatchSpec::parse(MatchSpec::parse("pytorch 1.*.*").str());
     CHECK(glob.matches(record("pytorch", "1.9.0", "0")));
     CHECK_FALSE(glob.matches(record("pytorch", "1.9", "0")));
+}
+
+TEST_CASE("conda's own table of specs against numpy-1.7.1-py27_0") {
+    IndexRecord r = record("numpy", "1.7.1", "py27_0", 0);
+    struct Row {
+        const char* spec;
+        bool matches;
+    };
+    for (Row row : {Row{"numpy 1.7*", true}, Row{"numpy 1.7.1", true}, Row{"numpy 1.7", false},
+                    Row{"numpy 1.5*", false}, Row{"numpy >=1.5", true}, Row{"numpy >=1.5,<2", true},
+                    Row{"numpy >=1.8,<1.9", false}, Row{"numpy >1.5,<2,!=1.7.1", false},
+                    Row{"numpy >1.8,<2|==1.7", false}, Row{"numpy >1.8,<2|>=1.7.1", true},
+                    Row{"numpy >=1.8|1.7*", true}, Row{"numpy ==1.7", false}, Row{"numpy >=1.5,>1.6", true},
+                    Row{"numpy ==1.7.1", true}, Row{"numpy ==1.7.1.0", true}, Row{"numpy==1.7.1.0.0", true},
+                    Row{"numpy >=1,*.7.*", true}, Row{"numpy *.7.*,>=1", true}, Row{"numpy >=1,*.8.*", false},
+                    Row{"numpy >=2,*.7.*", false}, Row{"numpy 1.6*|1.7*", true}, Row{"numpy 1.6*|1.8*", false},
+                    Row{"numpy 1.6.2|1.7*", true}, Row{"numpy 1.6.2|1.7.1", true}, Row{"numpy 1.6.2|1.7.0", false},
+                    Row{"numpy 1.7.1 py27_0", true}, Row{"numpy 1.7.1 py26_0", false}, Row{"numpy >1.7.1a", true},
+                    Row{"python", false}}) {
+        CAPTURE(row.spec);
+        CHECK(MatchSpec::parse(row.spec).matches(r) == row.matches);
+    }
+    CHECK_FALSE(match("numpy >=1.0.1", record("numpy", "1.0.1a", "0")));
+    CHECK_FALSE(match("numpy >=1.0.1.vc11", record("numpy", "1.0.1a.vc11", "0")));
+    CHECK(match("numpy >=1.0.1*.vc11", record("numpy", "1.0.1a.vc11", "0")));
+    CHECK(match("numpy <1.0.1", record("numpy", "1.0.1.vc11", "0")));
+    CHECK(match("numpy <1.0.1", record("numpy", "1.0.1a.vc11", "0")));
+    CHECK_FALSE(match("numpy >=1.0.1.vc11", record("numpy", "1.0.1a", "0")));
+    CHECK(match("numpy >=1.0.1a", record("numpy", "1.0.1z", "0")));
+    CHECK(match("numpy >=1.0.1a py27*", record("numpy", "1.0.1z", "py27_1", 1)));
+    CHECK(match("blas * openblas_0", record("blas", "1.0", "openblas_0")));
+    CHECK(match("openssl>=1.0.1_", record("openssl", "1.0.1_", "4", 4)));
+    CHECK_FALSE(match("openssl>=1.0.1", record("openssl", "1.0.1_", "4", 4)));
+}
+
+TEST_CASE("conda's canonical string forms") {
+    struct Row {
+        const char* in;
+        const char* out;
+    };
+    for (Row r : {Row{"numpy", "numpy"},
+                  Row{"numpy=1.7", "numpy=1.7"},
+                  Row{"numpy 1.7*", "numpy=1.7"},
+                  Row{"numpy 1.7.*", "numpy=1.7"},
+                  Row{"numpy[version='1.7*']", "numpy=1.7"},
+                  Row{"numpy[version=1.7.*]", "numpy=1.7"},
+                  Row{"numpy==1.7", "numpy==1.7"},
+                  Row{"numpy[version='1.7']", "numpy==1.7"},
+                  Row{"numpy 1.7", "numpy==1.7"},
+                  Row{"numpy[version='1.7|1.8']", "numpy[version='1.7|1.8']"},
+                  Row{"numpy[version=\"1.7,1.8\"]", "numpy[version='1.7,1.8']"},
+                  Row{"numpy >1.7", "numpy[version='>1.7']"},
+                  Row{"numpy>=1.7", "numpy[version='>=1.7']"},
+                  Row{"numpy=1.7=py3*_2", "numpy==1.7[build=py3*_2]"},
+                  Row{"numpy=1.7.*=py3*_2", "numpy=1.7[build=py3*_2]"},
+                  Row{"defaults::numpy", "defaults::numpy"},
+                  Row{"numpy[channel=defaults]", "defaults::numpy"},
+                  Row{"numpy[channel=conda-forge]", "conda-forge::numpy"},
+                  Row{"numpy[channel=defaults,subdir=osx-64]", "defaults/osx-64::numpy"},
+                  Row{"numpy[channel=https://repo.anaconda.com/pkgs/free/osx-64, subdir=linux-64]",
+                      "pkgs/free/linux-64::numpy"},
+                  Row{"numpy[subdir=linux-64, channel=https://repo.anaconda.com/pkgs/free/osx-64]",
+                      "pkgs/free/linux-64::numpy"},
+                  Row{"https://repo.anaconda.com/pkgs/free/win-32::numpy", "pkgs/free/win-32::numpy"},
+                  Row{"defaults/win-32::numpy", "defaults/win-32::numpy"},
+                  Row{"numpy[channel=conda-forge,subdir=noarch]", "conda-forge/noarch::numpy"},
+                  Row{"numpy[subdir=win-32]", "numpy[subdir=win-32]"},
+                  Row{"*/win-32::numpy", "numpy[subdir=win-32]"},
+                  Row{"*/win-32::numpy[subdir=\"osx-64\"]", "numpy[subdir=osx-64]"},
+                  Row{"numpy=1.10=py38_0", "numpy==1.10=py38_0"},
+                  Row{"numpy==1.10=py38_0", "numpy==1.10=py38_0"},
+                  Row{"numpy[version=1.10 build=py38_0]", "numpy==1.10=py38_0"},
+                  Row{"numpy!=1.10", "numpy!=1.10"},
+                  Row{"numpy !=1.10", "numpy!=1.10"},
+                  Row{"numpy!=1.10 py38_0", "numpy[version='!=1.10',build=py38_0]"},
+                  Row{"numpy!=1.10=py38_0", "numpy[version='!=1.10',build=py38_0]"},
+                  Row{"numpy >1.7,!=1.10 py38_0", "numpy[version='>1.7,!=1.10',build=py38_0]"},
+                  Row{"numpy!=1.10.*", "numpy!=1.10.*"},
+                  Row{"numpy!=1.10,!=1.11", "numpy[version='!=1.10,!=1.11']"},
+                  Row{"numpy=1.10.*,!=1.10.2", "numpy[version='=1.10.*,!=1.10.2']"},
+                  Row{"numpy ~=1.10.1", "numpy~=1.10.1"},
+                  Row{"numpy ~=1.10.1 py38_0", "numpy[version='~=1.10.1',build=py38_0]"},
+                  Row{"openssl=1.1.1_", "openssl=1.1.1_"},
+                  Row{"openssl>=1.1.1_,!=1.1.1c", "openssl[version='>=1.1.1_,!=1.1.1c']"},
+                  Row{"mkl@", "*[track_features=mkl]"},
+                  Row{"pkgs/main::*", "pkgs/main::*"},
+                  Row{"foo >= 1.0", "foo[version='>=1.0']"},
+                  Row{"foo >=1.0 , < 2.0", "foo[version='>=1.0,<2.0']"},
+                  Row{"FOO-Bar >=1.0", "foo-bar[version='>=1.0']"},
+                  Row{"https://conda.anaconda.org/conda-canary/linux-64/conda-4.3.21.post699+1dab973-py36h4a561cd_0.tar.bz2",
+                      "conda-canary/linux-64::conda==4.3.21.post699+1dab973=py36h4a561cd_0"}}) {
+        CAPTURE(r.in);
+        CHECK(MatchSpec::parse(r.in).str() == r.out);
+    }
+}
+
+TEST_CASE("conda's parse table: name, version and build of the hard forms") {
+    struct Row {
+        const char* in;
+        const char* name;
+        const char* version;
+        const char* build;
+    };
+    for (Row r : {Row{"numpy~=1.7.1", "numpy", "~=1.7.1", ""},
+                  Row{"numpy>1.8,<2|==1.7", "numpy", ">1.8,<2|==1.7", ""},
+                  Row{"numpy >1.8,<2|==1.7,!=1.9,~=1.7.1 py34_0", "numpy", ">1.8,<2|==1.7,!=1.9,~=1.7.1", "py34_0"},
+                  Row{"*>1.8,<2|==1.7", "*", ">1.8,<2|==1.7", ""},
+                  Row{"* >1.8,<2|==1.7", "*", ">1.8,<2|==1.7", ""},
+                  Row{"* 1 *", "*", "1", ""},
+                  Row{"* * openblas_0", "*", "*", "openblas_0"},
+                  Row{"* * *", "*", "*", ""},
+                  Row{"* 2.7.4", "*", "2.7.4", ""},
+                  Row{"* >=1.3 2", "*", ">=1.3", "2"},
+                  Row{"numpy==1.7", "numpy", "1.7", ""},
+                  Row{"numpy ==1.7", "numpy", "1.7", ""},
+                  Row{"numpy =1.7", "numpy", "1.7.*", ""},
+                  Row{"numpy !=1.7", "numpy", "!=1.7", ""},
+                  Row{"defaults::numpy=1.8=py27_0", "numpy", "1.8", "py27_0"},
+                  Row{"defaults::numpy 1.8 py27_0[channel=anaconda]", "numpy", "1.8", "py27_0"},
+                  Row{"defaults::numpy=1.8=py27_0 [channel=anaconda,version=1.9, build=3]", "numpy", "1.9", "3"},
+                  Row{"defaults::numpy=1.8=py27_0 [channel='anaconda',version=\">=1.8,<2|1.9\", build='3']", "numpy",
+                      ">=1.8,<2|1.9", "3"},
+                  Row{"conda-forge/linux-32::foo>=1.0", "foo", ">=1.0", ""}}) {
+        CAPTURE(r.in);
+        MatchSpec m = MatchSpec::parse(r.in);
+        CHECK(m.name == r.name);
+        CHECK(m.version.str() == r.version);
+        CHECK(m.build == r.build);
+    }
+    CHECK(MatchSpec::parse("defaults::numpy=1.8=py27_0 [channel=anaconda,version=1.9, build=3]").channel == "anaconda");
+    MatchSpec parens = MatchSpec::parse("conda-forge::foo[build=3](target=blarg,optional)");
+    CHECK(parens.channel == "conda-forge");
+    CHECK(parens.build == "3");
+    CHECK(parens.optional);
+    MatchSpec star_subdir = MatchSpec::parse("*/linux-32::foo>=1.0");
+    CHECK(star_subdir.channel == "*");
+    CHECK(star_subdir.subdir == "linux-32");
+    for (const char* bad : {"!xyz 1.3", "blas [optional", "blas [test=]", "blas[invalid=\"1\"]"}) {
+        CAPTURE(bad);
+        CHECK(error_of(bad) != "accepted");
+    }
+}
+
+TEST_CASE("channel matching between names, URLs and defaults") {
+    CHECK_FALSE(match("pkgs/main::x", record("x", "1", "0", 0, "defaults")));
+    CHECK(match("defaults::x", record("x", "1", "0", 0, "pkgs/main")));
+    CHECK_FALSE(match("https://repo.anaconda.com/pkgs/main::x", record("x", "1", "0", 0, "defaults")));
+    CHECK(match("defaults::x", record("x", "1", "0", 0, "https://repo.anaconda.com/pkgs/main")));
+    CHECK(match("https://conda.anaconda.org/conda-forge::x", record("x", "1", "0", 0, "conda-forge")));
+    CHECK(match("conda-forge::x", record("x", "1", "0", 0, "https://conda.anaconda.org/conda-forge")));
+    CHECK_FALSE(match("https://repo.anaconda.com/pkgs/main::x", record("x", "1", "0", 0, "conda-forge")));
+}
+
+TEST_CASE("dist strings and package files with a channel in front") {
+    IndexRecord r = record("python", "3.6.6", "0", 0, "https://someurl.org/anaconda", "linux-64");
+    r.filename = "python-3.6.6-0.tar.bz2";
+    MatchSpec a = MatchSpec::parse("anaconda/linux-64::python-3.6.6-0.tar.bz2");
+    CHECK(a.channel == "anaconda");
+    CHECK(a.subdir == "linux-64");
+    CHECK(a.name == "python");
+    CHECK(a.matches(r));
+    MatchSpec b = MatchSpec::parse("https://someurl.org/anaconda::python-3.6.6-0.conda");
+    CHECK(b.name == "python");
+    CHECK(b.channel == "https://someurl.org/anaconda");
+    CHECK(b.extra.count("url") == 0);   // "channel::file" names a channel, not a download URL
+    r.filename = "python-3.6.6-0.conda";
+    CHECK(b.matches(r));
+    MatchSpec c = MatchSpec::parse("file:///var/folders/T/my dir/flask-0.10.1-py35_2.tar.bz2");
+    CHECK(c.name == "flask");
+    CHECK(c.version.str() == "0.10.1");
+    CHECK(c.build == "py35_2");
+    CHECK(c.extra.at("url") == "file:///var/folders/T/my dir/flask-0.10.1-py35_2.tar.bz2");
+}
+
+TEST_CASE("track_features must be the same set; features must be present; licenses fold case") {
+    IndexRecord r = record("foo", "1.2.3", "4", 4);
+    CHECK_FALSE(match("*[track_features=test]", r));
+    r.track_features = {"test"};
+    CHECK(match("*[track_features=test]", r));
+    CHECK_FALSE(match("*[track_features=test2]", r));
+    r.track_features = {"test", "me"};
+    CHECK_FALSE(match("*[track_features=test]", r));
+    CHECK(match("*[track_features='me test']", r));
+    CHECK(match("*[track_features='test,me']", r));
+    CHECK_FALSE(match("*[features=test]", r));
+    CHECK(MatchSpec::parse("*[features=test]").str() == "*[features=test]");
+
+    IndexRecord l = record("numpy", "1.11.0", "py34_7", 7);
+    l.license = "LGPLv3+";
+    CHECK(match("*[license='*gpl*']", l));
+    CHECK(match("*[license='*v3+']", l));
+    CHECK(match("*[license=lgplv3+]", l));
+    CHECK_FALSE(match("*[license=MIT]", l));
+    CHECK(match("*[license_family=LGPL]", l));   // not in IndexRecord: cannot filter
+    CHECK(match("numpy[build_number='7']", l));
+    CHECK(match("numpy[build_number='<8']", l));
+    CHECK_FALSE(match("numpy[build_number='>7']", l));
+    CHECK(match("numpy[build_number='>=7']", l));
+    CHECK(match("numpy ~=1.10", l));
+    CHECK(match("numpy~=1.10", l));
+    CHECK_FALSE(match("numpy[version='>2']", l));
 }

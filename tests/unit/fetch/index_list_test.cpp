@@ -320,3 +320,29 @@ TEST_CASE("index list: several processes sharing one cache all succeed and leave
     auto offline = site.list({"pytorch", "--channel", site.url + "/ch", "--offline"});
     CHECK(offline.out == first);
 }
+
+TEST_CASE("index list: a JSON API root (/pypi) and a file:// find-links directory") {
+    Site site;
+    site.tree.write("www/pypi/yapf/json",
+                    R"({"info": {"name": "yapf", "version": "0.40.2", "requires_dist": ["platformdirs>=3.5.1"]},
+                        "releases": {"0.40.2": [{"filename": "yapf-0.40.2-py3-none-any.whl", "url": "https://files/yapf-0.40.2-py3-none-any.whl",
+                                                 "digests": {"sha256": "ab"}}],
+                                     "0.31.0": [{"filename": "yapf-0.31.0-py2.py3-none-any.whl", "url": "https://files/yapf-0.31.0-py2.py3-none-any.whl",
+                                                 "digests": {"sha256": "cd"}}]}})");
+    auto r = site.list({"yapf", "--index-url", site.url + "/pypi", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["versions"].size() == 2);
+    CHECK(j["versions"][0]["version"] == "0.40.2");
+    CHECK(j["versions"][1]["files"][0]["tags"] == "py2.py3-none-any");
+
+    site.tree.write("wheels/mmcv_full-1.4.0-cp38-cp38-manylinux1_x86_64.whl", "w");
+    site.tree.write("wheels/mmcv-full-1.3.17.tar.gz", "s");
+    site.tree.write("wheels/README.txt", "not a distribution");
+    r = site.list({"mmcv-full", "--find-links", "file://" + site.tree.str() + "/wheels"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Available versions: 1.4.0, 1.3.17") != std::string::npos);
+    CHECK(r.out.find("file://" + site.tree.str() + "/wheels/mmcv_full-1.4.0-cp38-cp38-manylinux1_x86_64.whl") != std::string::npos);
+}

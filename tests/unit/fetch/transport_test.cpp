@@ -9,6 +9,7 @@
 #include "resolver/sha256.hpp"
 #include "temp_tree.hpp"
 #include "tests/support/http_server.hpp"
+#include "tests/support/run_envlock.hpp"
 
 using namespace envlock::fetch;
 using envlock::test::Fault;
@@ -201,4 +202,18 @@ TEST_CASE("basic auth from the URL and from ~/.netrc reaches the server") {
     setenv("HOME", old_home.c_str(), 1);
     CHECK(r.ok());
     CHECK(f.server.requests().back().header("Authorization") == "Basic Ym9iOmh1bnRlcjI=");  // bob:hunter2
+}
+
+TEST_CASE("a gzip-encoded answer arrives decoded (Accept-Encoding offers what libcurl can decode)") {
+    TempTree tree;
+    std::string json = "{\"packages\": {}, \"pad\": \"" + std::string(5000, 'x') + "\"}";
+    tree.write("r.json", json);
+    REQUIRE(envlock::test::run_program({"gzip", "-k", "-n", tree.str() + "/r.json"}).exit_code == 0);
+    HttpServer server(tree.str());
+    server.add_header("/r.json.gz", "Content-Encoding", "gzip");
+    server.add_header("/r.json.gz", "Content-Type", "application/json");
+    auto r = perform({{server.url() + "/r.json.gz"}}, quick()).at(0);
+    CHECK(r.ok());
+    CHECK(r.body == json);
+    CHECK(server.requests().back().header("Accept-Encoding").find("gzip") != std::string::npos);
 }

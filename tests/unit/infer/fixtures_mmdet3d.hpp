@@ -15,23 +15,22 @@ from torch.utils.cpp_extension import (BuildExtension, CppExtension,
 
 
 def parse_requirements(fname='requirements.txt', with_version=True):
-    """Read the pins of a requirements file (the real helper also parses versions)."""
-    with open(fname) as f:
-        return [line.strip() for line in f if line.strip() and not line.startswith('#')]
+    """Pins of one requirements file, comments dropped."""
+    with open(fname) as handle:
+        return [ln.strip() for ln in handle if ln.strip() and not ln.startswith('#')]
 
 
 def make_cuda_ext(name, module, sources, sources_cuda=[], extra_args=[]):
-    define_macros = []
-    if torch.cuda.is_available() or os.getenv('FORCE_CUDA', '0') == '1':
-        define_macros += [('WITH_CUDA', None)]
-        extension = CUDAExtension
-        sources += sources_cuda
-    else:
-        extension = CppExtension
-    return extension(
-        name='{}.{}'.format(module, name),
-        sources=[os.path.join(*module.split('.'), p) for p in sources],
-        define_macros=define_macros)
+    macros = []
+    ctor = CppExtension
+    if os.getenv('FORCE_CUDA', '0') == '1' or torch.cuda.is_available():
+        macros.append(('WITH_CUDA', None))
+        ctor = CUDAExtension
+        sources = sources + sources_cuda
+    return ctor(
+        name=module + '.' + name,
+        sources=[os.path.join(*module.split('.'), s) for s in sources],
+        define_macros=macros)
 
 
 if __name__ == '__main__':

@@ -19,7 +19,7 @@ const char* const install_md = R"MD(# Installation
 ```bash
 git clone https://github.com/tusen-ai/EchoFusion
 cd EchoFusion
-mkdir ckpts ###pretrain weights
+mkdir ckpts ### weights go here
 conda create -n echofusion python=3.7 -y
 conda activate echofusion
 conda install pytorch==1.9.1 torchvision==0.10.1 torchaudio==0.9.1 cudatoolkit=11.1 -c pytorch -c conda-forge

@@ -14,32 +14,32 @@ namespace {
 const char* const install_md = R"MD(## Installation
 
 ### Requirements
-- Linux or macOS with Python >= 3.6
-- PyTorch >= 1.9 and a torchvision that matches it.
+- Python 3.6 or newer on Linux or macOS
+- PyTorch 1.9+ with a matching torchvision.
 - `pip install -r requirements.txt`
 
-### CUDA kernel for MSDeformAttn
-After preparing the environment, compile the CUDA kernel for MSDeformAttn:
+### The MSDeformAttn CUDA op
+Once the environment is ready, build the op:
 
 ```bash
 cd mask2former/modeling/pixel_decoder/ops
 sh make.sh
 ```
 
-#### Building on another system
-To build on a system that does not have a GPU device but provide the drivers:
+#### Building without a GPU
+On a machine with drivers but no GPU:
 ```bash
 TORCH_CUDA_ARCH_LIST='8.0' FORCE_CUDA=1 python setup.py build install
 ```
 
-### Example conda environment setup
+### A worked conda example
 ```bash
 conda create --name mask2former python=3.8 -y
 conda activate mask2former
 conda install pytorch==1.9.0 torchvision==0.10.0 cudatoolkit=11.1 -c pytorch -c nvidia
 pip install -U opencv-python
 
-# under your working dir
+# from the directory that holds your checkouts
 git clone git@github.com:facebookresearch/detectron2.git
 cd detectron2
 pip install -e .
@@ -55,52 +55,46 @@ sh make.sh
 ```
 )MD";
 
-const char* const ops_setup_py = R"PY(import glob
+const char* const ops_setup_py = R"PY(# Builds the multi-scale deformable attention op for this fixture.
+import glob
 import os
 
 import torch
-from setuptools import find_packages, setup
+from setuptools import setup
 from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
 
-requirements = ["torch", "torchvision"]
+
+def ext_sources(root):
+    return glob.glob(os.path.join(root, "src", "*.cpp")) + glob.glob(os.path.join(root, "src", "cuda", "*.cu"))
 
 
-def get_extensions():
-    this_dir = os.path.dirname(os.path.abspath(__file__))
-    extensions_dir = os.path.join(this_dir, "src")
-    main_file = glob.glob(os.path.join(extensions_dir, "*.cpp"))
-    source_cuda = glob.glob(os.path.join(extensions_dir, "cuda", "*.cu"))
-    sources = main_file
-    extension = CppExtension
-    extra_compile_args = {"cxx": []}
-    define_macros = []
-    if (os.environ.get('FORCE_CUDA') or torch.cuda.is_available()) and CUDA_HOME is not None:
-        extension = CUDAExtension
-        sources += source_cuda
-        define_macros += [("WITH_CUDA", None)]
-        extra_compile_args["nvcc"] = [
-            "-DCUDA_HAS_FP16=1",
-            "-D__CUDA_NO_HALF_OPERATORS__",
-        ]
+def build_list():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ctor = CppExtension
+    macros = []
+    flags = {"cxx": []}
+    if os.environ.get("FORCE_CUDA") or torch.cuda.is_available():
+        if CUDA_HOME is None:
+            raise RuntimeError("set CUDA_HOME to the toolkit")
+        ctor = CUDAExtension
+        macros.append(("WITH_CUDA", None))
+        flags["nvcc"] = ["-DCUDA_HAS_FP16=1"]
     else:
-        raise NotImplementedError('No CUDA runtime is found. Please set FORCE_CUDA=1.')
-    ext_modules = [
-        extension(
+        raise RuntimeError("no GPU and FORCE_CUDA unset")
+    return [
+        ctor(
             "MultiScaleDeformableAttention",
-            sources,
-            include_dirs=[extensions_dir],
-            define_macros=define_macros,
-            extra_compile_args=extra_compile_args,
+            ext_sources(here),
+            define_macros=macros,
+            extra_compile_args=flags,
         )
     ]
-    return ext_modules
 
 
 setup(
     name="MultiScaleDeformableAttention",
     version="1.0",
-    packages=find_packages(exclude=("configs", "tests",)),
-    ext_modules=get_extensions(),
+    ext_modules=build_list(),
     cmdclass={"build_ext": torch.utils.cpp_extension.BuildExtension},
 )
 )PY";

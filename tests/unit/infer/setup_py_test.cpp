@@ -189,3 +189,30 @@ TEST_CASE("environment.yml: a wrong shape names file and line") {
     CHECK_THROWS_WITH_AS(read_environment_yml("channels: pytorch\n", "environment.yml"),
                          "environment.yml:1: channels: expected a list", InputError);
 }
+
+TEST_CASE("setup.py: an extension list returned directly (Deformable-DETR's `return [extension(...)]`)") {
+    auto info = read_setup_py(
+        "from torch.utils.cpp_extension import CppExtension, CUDAExtension\n"
+        "def get_extensions():\n"
+        "    extension = CppExtension\n"
+        "    if cond:\n"
+        "        extension = CUDAExtension\n"
+        "    return [extension(\n"
+        "        \"MultiScaleDeformableAttention\",\n"
+        "        sources,\n"
+        "    )]\n"
+        "setup(name='MultiScaleDeformableAttention', ext_modules=get_extensions())\n",
+        "models/ops/setup.py");
+    REQUIRE(info.extensions.size() == 1);
+    CHECK(info.extensions[0].module == "MultiScaleDeformableAttention");
+    CHECK(info.extensions[0].line == 6);
+    CHECK(info.cuda);
+}
+
+TEST_CASE("python reader: keywords are not called or subscripted") {
+    auto m = read_python("def f():\n    return (g(1))\nx = 'a' in ['a']\n");
+    bool saw_g = false;
+    for (const auto& c : m.calls) saw_g = saw_g || c.text == "g";
+    CHECK(saw_g);
+    for (const auto& c : m.calls) CHECK(c.text != "return");
+}
