@@ -13,10 +13,11 @@
 
 namespace {
 
-int run_build(const std::string& out, const std::string& shared, bool no_shared, bool no_snapshot) {
+int run_build(const std::string& out, const std::string& shared, bool no_shared, bool no_snapshot, bool no_git) {
     envlock::mirror::MirrorOptions options;
     options.shared_dir = no_shared ? "" : shared;
     options.layer_real_pytorch_channel = !no_snapshot;
+    options.with_git_repo = !no_git;
     auto start = std::chrono::steady_clock::now();
     auto info = envlock::mirror::build_mirror(out, options);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -67,12 +68,13 @@ int main(int argc, char** argv) {
     CLI::App app{"envlock-mirror: build or serve envlock's demo/test mirror of the deep-learning stack"};
     app.require_subcommand(1);
     std::string out, shared = ENVLOCK_MIRROR_DEFAULT_SHARED;
-    bool no_shared = false, no_snapshot = false;
+    bool no_shared = false, no_snapshot = false, no_git = false;
     auto* build = app.add_subcommand("build", "write the mirror tree into OUT_DIR (replacing it)");
     build->add_option("OUT_DIR", out, "output directory")->required();
     build->add_option("--shared", shared, "the shared data folder (facts/, snapshots/); default: <source>/../shared");
     build->add_flag("--no-shared", no_shared, "use only the tables compiled in");
     build->add_flag("--no-pytorch-snapshot", no_snapshot, "do not layer in the real pytorch channel records");
+    build->add_flag("--no-git", no_git, "skip git/mmdetection3d (the only part that needs git on PATH)");
     std::string root;
     int port = 0;
     auto* serve = app.add_subcommand("serve", "serve OUT_DIR over HTTP on 127.0.0.1 until killed");
@@ -87,7 +89,7 @@ int main(int argc, char** argv) {
     try {
         if (*build) {
             if (!no_shared && !std::filesystem::is_directory(shared)) shared.clear();
-            return run_build(out, shared, no_shared, no_snapshot);
+            return run_build(out, shared, no_shared, no_snapshot, no_git);
         }
         return run_serve(root, port);
     } catch (const envlock::Error& e) {
