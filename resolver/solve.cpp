@@ -112,7 +112,7 @@ LockedPackage locked_package(const Candidate& c) {
     const IndexRecord& r = c.record;
     p.kind = r.ecosystem;
     p.url = c.kind == CandKind::source ? r.git : r.url;
-    p.name = r.name;
+    p.name = c.kind == CandKind::pypi ? c.dist : r.name;   // PyPI: the PEP 503 name, not the file's spelling
     p.version = r.version;
     p.build = r.build;
     p.build_number = r.build_number;
@@ -154,7 +154,8 @@ std::vector<std::string> who_asked_for(SolvPool& sp, const std::vector<Job>& job
         if (other == &c) continue;
         for (const auto& dep : other->deps)
             if (split_dep(dep)[0] != "fact" && selects(dep)) {
-                out.push_back(other->record.name + " " + other->record.version + ": " + describe_dep(dep));
+                out.push_back((other->kind == CandKind::pypi ? other->dist : other->record.name) + " " + other->record.version + ": " +
+                              describe_dep(dep));
                 break;
             }
     }

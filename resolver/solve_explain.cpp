@@ -349,17 +349,28 @@ std::vector<LockedDecision> decisions_that_mattered(SolvPool& sp, const std::vec
                     out.push_back({"machine:" + f[1], other->label(), why_unprovided(sp, d)});
                 break;
             }
+            // An advisory clause sits on one side of the pair: on the better candidate, or
+            // on a chosen package whose clause names it.
+            auto record_advisory = [&](const std::string& id, const Candidate* partner) {
+                if (recorded.insert(id).second)
+                    out.push_back({id, other->label(), "conflicts with " + partner->label() + ": " + advisory_text(sp, id)});
+            };
             for (const auto& d : other->conflicts) {
                 auto f = split_dep(d);
                 if (f[0] != "advisory") continue;
                 for (Id p : sp.matching(d))
                     if (chosen_ids.count(p)) {
-                        if (recorded.insert(f[1]).second)
-                            out.push_back({f[1], other->label(),
-                                           "conflicts with " + sp.candidate(p)->label() + ": " + advisory_text(sp, f[1])});
+                        record_advisory(f[1], sp.candidate(p));
                         break;
                     }
             }
+            for (const Candidate* partner : chosen)
+                for (const auto& d : partner->conflicts) {
+                    auto f = split_dep(d);
+                    if (f[0] != "advisory") continue;
+                    auto ids = sp.matching(d);
+                    if (std::find(ids.begin(), ids.end(), id_of(other)) != ids.end()) record_advisory(f[1], partner);
+                }
         }
     }
     std::sort(out.begin(), out.end(), [](const LockedDecision& a, const LockedDecision& b) {

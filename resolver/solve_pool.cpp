@@ -115,7 +115,7 @@ std::optional<int> buildable_arch(const knowledge::Knowledge& k, const std::stri
 std::string Candidate::label() const {
     switch (kind) {
         case CandKind::conda: return record.name + " " + record.version + " (conda " + record.build + ")";
-        case CandKind::pypi: return record.name + " " + record.version + " (pypi)";
+        case CandKind::pypi: return dist + " " + record.version + " (pypi)";
         case CandKind::source: return record.name + " " + record.version + " (git " + record.rev + ")";
         case CandKind::virtual_package: return "the machine's " + record.name + " " + record.version;
         case CandKind::system_nvcc: return "system nvcc " + record.version + " at " + record.url;
@@ -159,6 +159,7 @@ std::string describe_dep(const std::string& argument) {
     if (kind == "hostcc" && f.size() > 1) return "a host gcc that nvcc accepts (gcc <= " + f[1] + ")";
     if (kind == "torchbuild" && f.size() > 2)
         return f[1].empty() ? "a torch build for CUDA " + f[2] : "a torch " + f[1] + ".x build for CUDA " + f[2];
+    if (kind == "advisory" && f.size() > 3 && f[2] == "cudaat") return "a CUDA build or toolkit with CUDA " + f[3] + " (advisory " + f[1] + ")";
     if (kind == "advisory" && f.size() > 2) return f[2] + " (advisory " + f[1] + ")";
     if (kind == "cudaat" && f.size() > 1) return "a CUDA build or toolkit with CUDA " + f[1];
     if (kind == "constrains" && f.size() > 1) return "a version outside " + f[1];
@@ -259,7 +260,8 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         }
         return {ids.begin(), ids.end()};
     }
-    if (kind == "advisory") return pypi_matches(f.at(2));
+    // "advisory\tID\tREQUIREMENT" or "advisory\tID\tcudaat\tSPEC": the other member of the pair.
+    if (kind == "advisory") return f.at(2) == "cudaat" ? compute("cudaat\t" + f.at(3)) : pypi_matches(f.at(2));
     if (kind == "otherdist") {
         if (auto it = by_dist_.find(f.at(1)); it != by_dist_.end())
             for (size_t i : it->second)
@@ -587,15 +589,12 @@ std::optional<SolvPool::AdvisoryRule> SolvPool::advisory_rule(const knowledge::A
             return std::nullopt;   // numba-cuda, code-uses:…: only when the spec says the code does
         }
     }
-    std::vector<std::string> when;
-    for (const auto& w : adv.when) when.push_back("advisory\t" + adv.id + "\t" + w);
-    rule.members.insert(rule.members.begin(), when.begin(), when.end());
+    rule.members.insert(rule.members.begin(), adv.when.begin(), adv.when.end());
     // Members beyond two must be facts the spec states outright (a requested name), since a
     // conflict clause ties only two packages.
     while (rule.members.size() > 2) {
-        auto f = split_dep(rule.members.back());
-        if (f[0] != "advisory") return std::nullopt;
-        std::string name = pep508::Requirement::parse(f[2]).normalized_name;
+        if (rule.members.back().rfind("cudaat\t", 0) == 0) return std::nullopt;
+        std::string name = pep508::Requirement::parse(rule.members.back()).normalized_name;
         bool requested = std::any_of(ctx_.input->spec.requirements.begin(), ctx_.input->spec.requirements.end(),
                                      [&](const SpecRequirement& r) {
                                          try {
@@ -614,13 +613,14 @@ std::optional<SolvPool::AdvisoryRule> SolvPool::advisory_rule(const knowledge::A
 void SolvPool::apply_advisory(const std::string& id, const AdvisoryRule& rule) {
     // Runs before the solvables exist (first_id_ is still 0), so ids here are indexes; the
     // cache is not used, and is cleared once the pool is built.
-    for (Id p : compute(rule.members[0])) {
+    const std::string& first = rule.members[0];
+    for (Id p : compute(first.rfind("cudaat\t", 0) == 0 ? first : "pypi\t" + first)) {
         if (p == SYSTEMSOLVABLE && first_id_ != 0) continue;
         Candidate& c = cands_[static_cast<size_t>(p - first_id_)];
         if (rule.members.size() == 1)
             c.deps.push_back("fact\tadvisory\t" + id);
         else
-            c.conflicts.push_back(rule.members[1]);
+            c.conflicts.push_back("advisory\t" + id + "\t" + rule.members[1]);
     }
 }
 
