@@ -100,6 +100,19 @@ std::string where(const Job& job) {
     return from.empty() ? "" : " (" + from + ")";
 }
 
+// The lines of an attempt's problems that say why, not merely what was asked; at most `limit`.
+std::string first_reason(const std::vector<std::string>& problems, size_t limit = 1) {
+    std::string out;
+    size_t n = 0;
+    for (const auto& line : problems) {
+        if (line.rfind("you asked for ", 0) == 0) continue;
+        out += (out.empty() ? "" : "; ") + line;
+        if (++n == limit) break;
+    }
+    if (!out.empty()) return out;
+    return problems.empty() ? std::string("it is still unsatisfiable") : problems.front();
+}
+
 // The first of a candidate's own requirements that nothing satisfies, if any.
 std::string first_blocker(SolvPool& sp, const Candidate& c) {
     for (const auto& d : c.deps)
@@ -182,6 +195,7 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
     out << "No environment satisfies the spec on this machine (" << gpu_list(*sp.context().input) << "; "
         << driver_list(*sp.context().input) << ").\n";
 
+    std::vector<std::string> also_involved;
     for (size_t j : blamed_jobs) {
         const Job& job = jobs[j];
         auto ids = sp.matching(job.dep);
@@ -192,19 +206,26 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
             if (a->solv_name != b->solv_name) return a->repo_priority > b->repo_priority;
             return a->rank > b->rank;
         });
-        out << "\n" << job.text << where(job) << ":\n";
         if (cands.empty()) {
-            out << "  nothing in the indexes matches it\n";
+            out << "\n" << job.text << where(job) << ":\n  nothing in the indexes matches it\n";
             continue;
         }
-        size_t shown = 0;
+        std::vector<std::string> blocked;
         for (const Candidate* c : cands) {
             std::string blocker = first_blocker(sp, *c);
-            if (blocker.empty()) continue;
-            out << "  - " << c->label() << " " << blocker << "\n";
-            if (++shown == 6) break;
+            if (!blocker.empty()) blocked.push_back(c->label() + " " + blocker);
+            if (blocked.size() == 6) break;
         }
-        if (shown == 0) out << "  its candidates conflict with other requirements (see below)\n";
+        if (blocked.empty()) {
+            also_involved.push_back(job.text + where(job));
+            continue;
+        }
+        out << "\n" << job.text << where(job) << ":\n";
+        for (const auto& line : blocked) out << "  - " << line << "\n";
+    }
+    if (!also_involved.empty()) {
+        out << "\nAlso involved (their candidates need what the above rules out):\n";
+        for (const auto& line : also_involved) out << "  - " << line << "\n";
     }
 
     if (!problems.empty()) {
@@ -255,14 +276,17 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
 
     out << "\nWhat would help:\n";
     bool found = false;
-    std::vector<std::string> single_notes;
+    std::vector<std::pair<std::string, std::string>> single_notes;   // (reason, requirements)
     for (size_t j : order) {
         RelaxResult r = resolve(loosened({j}));
         if (r.solved) {
             out << "  - loosen " << jobs[j].text << where(jobs[j]) << ": then " << related(r, {j}) << " fits\n";
             found = true;
-        } else if (!r.problems.empty() && std::find(blamed_jobs.begin(), blamed_jobs.end(), j) != blamed_jobs.end()) {
-            single_notes.push_back("loosening " + jobs[j].text + " alone is not enough: " + r.problems.front());
+        } else if (std::find(blamed_jobs.begin(), blamed_jobs.end(), j) != blamed_jobs.end()) {
+            std::string reason = first_reason(r.problems);
+            auto same = std::find_if(single_notes.begin(), single_notes.end(), [&](const auto& n) { return n.first == reason; });
+            if (same == single_notes.end()) single_notes.push_back({reason, jobs[j].text});
+            else same->second += ", " + jobs[j].text;
         }
     }
     if (!found) {
@@ -277,8 +301,23 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
                 }
             }
     }
-    for (const auto& note : single_notes) out << "  - " << note << "\n";
-    if (!found) out << "  - no loosening of one or two requirements solves it on this machine\n";
+    for (const auto& [reason, which] : single_notes)
+        out << "  - loosening " << (which.find(", ") == std::string::npos ? which : "any one of " + which)
+            << " alone is not enough: " << reason << "\n";
+    if (!found) {
+        // The knock-on effects: loosen every blamed requirement at once and say what follows.
+        std::vector<size_t> blamed_loose;
+        for (size_t j : order)
+            if (std::find(blamed_jobs.begin(), blamed_jobs.end(), j) != blamed_jobs.end()) blamed_loose.push_back(j);
+        if (blamed_loose.size() > 2) {
+            RelaxResult r = resolve(loosened(blamed_loose));
+            if (r.solved)
+                out << "  - loosen all of " << names_of(blamed_loose) << ": then " << related(r, blamed_loose) << " fit\n";
+            else
+                out << "  - even with all of " << names_of(blamed_loose) << " loosened: " << first_reason(r.problems, 4) << "\n";
+        }
+        out << "  - no loosening of one or two requirements solves it on this machine\n";
+    }
     return out.str();
 }
 
