@@ -50,10 +50,16 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
         out.channels.push_back({channel, find_records(one, "", ctx)});
     }
 
-    IndexSources pypi_sources;
-    pypi_sources.index_urls = request.sources.index_urls;
-    pypi_sources.find_links = request.sources.find_links;
-    if (pypi_sources.index_urls.empty() && pypi_sources.find_links.empty()) return out;
+    if (request.sources.index_urls.empty() && request.sources.find_links.empty()) return out;
+    // A find-links page lists every project at once: read it once, not once per project.
+    std::map<std::string, IndexRecords> linked;
+    if (!request.sources.find_links.empty()) {
+        IndexSources links;
+        links.find_links = request.sources.find_links;
+        for (auto& r : find_records(links, "", ctx)) linked[pep508::normalize_name(r.name)].push_back(std::move(r));
+    }
+    IndexSources indexes;
+    indexes.index_urls = request.sources.index_urls;
 
     std::deque<std::string> queue;
     std::set<std::string> queued;
@@ -66,7 +72,8 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
     while (!queue.empty()) {
         std::string name = queue.front();
         queue.pop_front();
-        IndexRecords found = find_records(pypi_sources, name, ctx);
+        IndexRecords found = indexes.index_urls.empty() ? IndexRecords{} : find_records(indexes, name, ctx);
+        if (auto it = linked.find(name); it != linked.end()) found.insert(found.end(), it->second.begin(), it->second.end());
         auto c = request.constraints.find(name);
         auto versions = versions_to_read(found, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
                                          request.versions_per_project);

@@ -13,6 +13,7 @@
 #include "resolver/errors.hpp"
 #include "resolver/json_schema.hpp"
 #include "resolver/knowledge.hpp"
+#include "resolver/yaml_json.hpp"
 #include "resolver/sha256.hpp"
 
 namespace envlock::knowledge {
@@ -22,54 +23,6 @@ std::vector<std::pair<std::string_view, std::string_view>> embedded_files();  //
 namespace {
 
 using nlohmann::json;
-using Lines = std::map<std::string, int>;   // JSON pointer -> 1-based line
-
-std::string pointer_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
-    return out;
-}
-
-// Plain (unquoted) scalars get YAML core-schema types; quoted ones stay strings.
-json scalar_to_json(const YAML::Node& n) {
-    const std::string& s = n.Scalar();
-    if (n.Tag() == "!") return s;
-    if (s == "true" || s == "True") return true;
-    if (s == "false" || s == "False") return false;
-    if (s == "null" || s == "~" || s.empty()) return nullptr;
-    try {
-        std::size_t used = 0;
-        long long v = std::stoll(s, &used);
-        if (used == s.size()) return v;
-        double d = std::stod(s, &used);
-        if (used == s.size()) return d;
-    } catch (...) {
-    }
-    return s;
-}
-
-json to_json(const YAML::Node& n, const std::string& ptr, Lines& lines) {
-    lines[ptr] = n.Mark().line + 1;
-    switch (n.Type()) {
-        case YAML::NodeType::Map: {
-            json obj = json::object();
-            for (const auto& kv : n) {
-                std::string key = kv.first.Scalar();
-                obj[key] = to_json(kv.second, ptr + "/" + pointer_escape(key), lines);
-            }
-            return obj;
-        }
-        case YAML::NodeType::Sequence: {
-            json arr = json::array();
-            std::size_t i = 0;
-            for (const auto& item : n) arr.push_back(to_json(item, ptr + "/" + std::to_string(i++), lines));
-            return arr;
-        }
-        case YAML::NodeType::Scalar: return scalar_to_json(n);
-        default: return nullptr;
-    }
-}
-
 const json& schema() {
     static const json s = [] {
         for (const auto& [name, text] : embedded_files())
@@ -79,32 +32,25 @@ const json& schema() {
     return s;
 }
 
-// Parses and validates one file; InputError names file, line and rule.
+// Parses and validates one file; InputError names file, line and rule. The builtin files
+// arrive as JSON, converted and validated at build time (tools/knowledge_to_json.cpp).
 json parse_file(const std::string& name, const std::string& text) {
-    Lines lines;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") return json::parse(text);
+    JsonLines lines;
     json doc;
     try {
         YAML::Node root = YAML::Load(text);
         if (root.IsNull()) return json::object();   // an empty file adds nothing
         if (!root.IsMap()) throw InputError(name + ": expected a mapping of knowledge tables at the top level");
-        doc = to_json(root, "", lines);
+        doc = yaml_to_json(root, "", &lines);
     } catch (const YAML::Exception& e) {
         throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
     }
     auto violations = validate(schema(), doc);
     if (!violations.empty()) {
         const auto& v = violations.front();
-        // The deepest pointer we know a line for.
-        std::string p = v.path;
-        int line = 0;
-        while (true) {
-            if (auto it = lines.find(p); it != lines.end()) { line = it->second; break; }
-            auto slash = p.rfind('/');
-            if (slash == std::string::npos) break;
-            p = p.substr(0, slash);
-        }
         std::string more = violations.size() > 1 ? " (and " + std::to_string(violations.size() - 1) + " more)" : "";
-        throw InputError(name + ":" + std::to_string(line) + ": " + (v.path.empty() ? "/" : v.path) + ": " +
+        throw InputError(name + ":" + std::to_string(line_of(lines, v.path)) + ": " + (v.path.empty() ? "/" : v.path) + ": " +
                          v.message + " (schemas/knowledge.schema.json)" + more);
     }
     return doc;
@@ -314,7 +260,7 @@ Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& ext
         k.files.push_back(name);
     };
     for (const auto& [name, text] : embedded_files())
-        if (name.size() > 5 && name.substr(name.size() - 5) == ".yaml") add(std::string(name), std::string(text));
+        if (name.size() > 10 && name.substr(name.size() - 10) == ".yaml.json") add(std::string(name), std::string(text));
     for (const auto& [name, text] : extra) add(name, text);
     k.version = hash.hex_digest();
     return k;

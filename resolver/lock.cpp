@@ -2,7 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <map>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "resolver/embedded_schemas.hpp"
@@ -11,6 +11,7 @@
 #include "resolver/sha256.hpp"
 #include "resolver/spec_io.hpp"
 #include "resolver/target_io.hpp"
+#include "resolver/yaml_json.hpp"
 
 namespace envlock {
 
@@ -73,38 +74,6 @@ std::string target_text(const std::vector<NamedTarget>& targets) {
     for (const auto& t : targets) out << YAML::Key << t.name << YAML::Value << YAML::Load(target_to_yaml(t.target));
     out << YAML::EndMap;
     return out.c_str();
-}
-
-// YAML → JSON for schema validation, remembering where each JSON path came from.
-nlohmann::json to_json(const YAML::Node& node, const std::string& path, std::map<std::string, int>& lines) {
-    lines[path] = node.Mark().line + 1;
-    switch (node.Type()) {
-        case YAML::NodeType::Map: {
-            nlohmann::json j = nlohmann::json::object();
-            for (const auto& kv : node) {
-                std::string key = kv.first.as<std::string>();
-                j[key] = to_json(kv.second, path + "/" + key, lines);
-            }
-            return j;
-        }
-        case YAML::NodeType::Sequence: {
-            nlohmann::json j = nlohmann::json::array();
-            for (size_t i = 0; i < node.size(); ++i) j.push_back(to_json(node[i], path + "/" + std::to_string(i), lines));
-            return j;
-        }
-        case YAML::NodeType::Scalar: {
-            const std::string& s = node.Scalar();
-            if (node.Tag() == "?") {   // plain (unquoted) scalars may be numbers or booleans
-                if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 19)
-                    return std::stoll(s);
-                if (s == "true") return true;
-                if (s == "false") return false;
-                if (s == "null" || s == "~") return nullptr;
-            }
-            return s;
-        }
-        default: return nullptr;
-    }
 }
 
 std::string str_of(const YAML::Node& n) { return n ? n.as<std::string>() : std::string(); }
@@ -193,14 +162,12 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
     }
     if (!root.IsMap()) throw InputError(name + ": expected a lock (a YAML map with version, spec, targets, packages)");
 
-    std::map<std::string, int> lines;
-    nlohmann::json doc = to_json(root, "", lines);
+    JsonLines lines;
+    nlohmann::json doc = yaml_to_json(root, "", &lines);
     auto violations = validate(nlohmann::json::parse(lock_schema_text()), doc);
     if (!violations.empty()) {
         const auto& v = violations.front();
-        std::string path = v.path;
-        while (!path.empty() && !lines.count(path)) path = path.substr(0, path.rfind('/'));
-        int line = lines.count(path) ? lines[path] : 1;
+        int line = std::max(1, line_of(lines, v.path));
         throw InputError(name + ":" + std::to_string(line) + ": " + (v.path.empty() ? "lock" : v.path) + ": " + v.message);
     }
 
