@@ -15,6 +15,9 @@ namespace envlock::fetch {
 struct ClosureRequest {
     IndexSources sources;                  // channels in priority order; indexes; find-links
     std::vector<std::string> pypi_names;   // projects to start from
+    // conda names to start from; only they and what their depends reach are kept. Empty: keep
+    // every record of every channel.
+    std::vector<std::string> conda_names;
     // Version constraints the spec puts on a project (normalized name -> specifiers): only
     // versions inside them get their metadata read. Other projects get their newest
     // `versions_per_project` versions.

@@ -181,6 +181,19 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         request.pypi_names.push_back(req.normalized_name);
         if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
     }
+    // conda: what the spec names, Python, and the toolchain an extension build may take.
+    request.conda_names = {"python", "cuda-nvcc", "gcc", "gxx", "gcc_linux-64", "gxx_linux-64", "gcc_linux-aarch64", "gxx_linux-aarch64"};
+    for (const auto& r : spec.requirements) {
+        if (r.ecosystem == "pypi") continue;
+        try {
+            request.conda_names.push_back(conda::MatchSpec::parse(r.text).name);
+        } catch (const InputError&) {
+        }
+        if (is_pypi_requirement(r)) {   // either ecosystem: the conda spelling of the project too
+            std::string n = pep508::Requirement::parse(r.text).normalized_name;
+            request.conda_names.push_back(n == "torch" ? "pytorch" : n);
+        }
+    }
     std::string python = python_of(spec);
     request.marker_env = pep508::MarkerEnv::for_target(python.empty() ? "3.8" : python, platform);
 
