@@ -24,6 +24,9 @@ std::string_view strip_fragment(std::string_view url, std::string_view* fragment
 // %XX decoding; a malformed escape is kept as written.
 std::string percent_decode(std::string_view text);
 
+// Appends the UTF-8 encoding of a code point (JSON \u escapes, HTML numeric entities).
+void append_utf8(std::string& out, unsigned long code_point);
+
 bool is_file_url(std::string_view url);
 // "file:///a/b%20c" -> "/a/b c"
 std::string file_url_path(std::string_view url);
