@@ -78,27 +78,40 @@ Recipe recipe_from_yaml_text(std::string_view text, std::string_view file) {
     return r;
 }
 
+namespace {
+
+// The `recipe:` line's value, read without parsing the YAML (it names the file in messages
+// and lets load_recipe parse only the one asked for); "" when there is none.
+std::string recipe_name_in(std::string_view text) {
+    auto at = text.find("\nrecipe: ");
+    if (text.rfind("recipe: ", 0) == 0) at = 0; else if (at != std::string_view::npos) ++at;
+    if (at == std::string_view::npos) return "";
+    auto start = at + 8;
+    auto end = text.find_first_of(" \n#", start);
+    return std::string(text.substr(start, end - start));
+}
+
+Recipe parse_embedded(std::string_view file, std::string_view text) {
+    std::string name = recipe_name_in(text);
+    std::string label = "examples/" + (name.empty() ? std::string() : name + "/") + std::string(file);
+    return recipe_from_yaml_text(text, label);
+}
+
+}  // namespace
+
 std::vector<Recipe> embedded_recipes() {
     std::vector<Recipe> out;
-    for (const auto& [file, text] : recipes::embedded_recipes()) {
-        // Every embedded file is called recipe.yaml; name it by its `recipe:` line for messages.
-        std::string label = "examples/" + std::string(file);
-        auto at = text.find("\nrecipe: ");
-        if (text.rfind("recipe: ", 0) == 0) at = 0; else if (at != std::string_view::npos) ++at;
-        if (at != std::string_view::npos) {
-            auto start = at + 8;
-            auto end = text.find_first_of(" \n#", start);
-            label = "examples/" + std::string(text.substr(start, end - start)) + "/" + std::string(file);
-        }
-        out.push_back(recipe_from_yaml_text(text, label));
-    }
+    for (const auto& [file, text] : recipes::embedded_recipes()) out.push_back(parse_embedded(file, text));
     std::sort(out.begin(), out.end(), [](const Recipe& a, const Recipe& b) { return lower(a.name) < lower(b.name); });
     return out;
 }
 
 std::optional<Recipe> load_recipe(std::string_view name) {
-    for (auto& r : embedded_recipes())
+    for (const auto& [file, text] : recipes::embedded_recipes()) {
+        if (lower(recipe_name_in(text)) != lower(name)) continue;
+        Recipe r = parse_embedded(file, text);
         if (lower(r.name) == lower(name)) return r;
+    }
     return std::nullopt;
 }
 
