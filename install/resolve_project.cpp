@@ -150,7 +150,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.knowledge = k;
     in.update = o.update;
     in.update_all = o.update_all;
-    in.uses = o.uses;
+    // --uses is remembered in the spec, so a re-resolve and `check` see it too.
+    for (const auto& u : o.uses)
+        if (std::find(in.spec.uses.begin(), in.spec.uses.end(), u) == in.spec.uses.end()) in.spec.uses.push_back(u);
+    std::sort(in.spec.uses.begin(), in.spec.uses.end());
+    in.uses.insert(in.spec.uses.begin(), in.spec.uses.end());
     if (loc.previous)
         for (const auto& p : loc.previous->packages)
             in.previous[(p.kind == Ecosystem::conda ? "conda:" : "pypi:") +

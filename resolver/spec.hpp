@@ -65,6 +65,8 @@ struct Spec {
     std::vector<SpecExtension> extensions;
     std::map<std::string, std::string> env;   // e.g. TORCH_CUDA_ARCH_LIST from install docs
     std::vector<std::string> allow_advisories; // advisory ids the user opted out of
+    // What the code does that advisories depend on: "numba-cuda", "code-uses:numpy.float-aliases" …
+    std::vector<std::string> uses;
     std::vector<SpecNote> notes;                // recorded, not followed
     std::vector<SpecContradiction> contradictions;
 };

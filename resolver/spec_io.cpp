@@ -172,6 +172,7 @@ void emit_spec(YAML::Emitter& out, const Spec& spec) {
         out << YAML::EndMap;
     }
     string_list(out, "allow-advisories", spec.allow_advisories);
+    string_list(out, "uses", spec.uses);
     if (!spec.notes.empty()) {
         out << YAML::Key << "notes" << YAML::Value << YAML::BeginSeq;
         for (const auto& n : spec.notes) {
@@ -319,7 +320,7 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
     if (!node.IsMap()) rd.fail(node, "spec", "expected a map");
     rd.only_keys(node, "spec",
                  {"name", "inferred-from", "python", "channels", "indexes", "find-links", "requirements", "sources",
-                  "extensions", "env", "allow-advisories", "notes", "contradictions"});
+                  "extensions", "env", "allow-advisories", "uses", "notes", "contradictions"});
     Spec spec;
     if (auto n = node["name"]) spec.name = rd.string(n, "spec.name");
     if (auto n = node["inferred-from"]) spec.inferred_from = rd.strings(n, "spec.inferred-from");
@@ -368,6 +369,7 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
         }
     }
     if (auto n = node["allow-advisories"]) spec.allow_advisories = rd.strings(n, "spec.allow-advisories");
+    if (auto n = node["uses"]) spec.uses = rd.strings(n, "spec.uses");
     rd.each_map(node["notes"], "spec.notes", "kind:, text:", [&](const YAML::Node& m, const std::string& p) {
         rd.only_keys(m, p, {"kind", "text", "why", "from"});
         SpecNote note;
@@ -514,6 +516,7 @@ nlohmann::json spec_to_json(const Spec& spec) {
     j["env"] = nlohmann::json::object();
     for (const auto& [k, v] : spec.env) j["env"][k] = v;
     j["allow-advisories"] = spec.allow_advisories;
+    j["uses"] = spec.uses;
     j["notes"] = nlohmann::json::array();
     for (const auto& n : spec.notes)
         j["notes"].push_back({{"kind", n.kind}, {"text", n.text}, {"why", n.why}, {"from", provenance_json(n.from)}});
@@ -562,6 +565,7 @@ Spec spec_from_json(const nlohmann::json& j, std::string_view file) {
         }
     }
     spec.allow_advisories = rd.strings(j, "allow-advisories", "spec");
+    spec.uses = rd.strings(j, "uses", "spec");
     rd.each(j, "notes", "spec", [&](const nlohmann::json& v, const std::string& p) {
         spec.notes.push_back({rd.string(v, "kind", p), rd.string(v, "text", p), rd.string(v, "why", p), rd.from(v, p)});
     });

@@ -140,6 +140,7 @@ TEST_CASE("an EchoFusion-like spec whose numba 0.48 runs CUDA kernels gets CUDA 
     CHECK(build_of(with_numba_cuda.lock).find("cuda11.1") != std::string::npos);
     CHECK(locked_version(with_numba_cuda.lock, "mmdet3d") == "0.17.3");
     CHECK(with_numba_cuda.lock.find("numba-cuda-nvvm70") != std::string::npos);
+    CHECK(with_numba_cuda.lock.find("uses: [numba-cuda]") != std::string::npos);   // kept for re-resolves and check
 
     auto without = resolve_spec("echo2", spec, target);
     REQUIRE_MESSAGE(without.run.exit_code == 0, without.run.err);
