@@ -214,14 +214,9 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         r.rev = s.rev.empty() ? "HEAD" : s.rev;
         if (auto commit = resolve_git_rev(ctx.mirrors.apply(s.git), r.rev)) r.rev = *commit;
         else result.notes.push_back(s.name + ": could not reach " + s.git + " to pin " + r.rev + " to a commit; the lock keeps the name");
-        std::string dist = pep508::normalize_name(s.name);
-        for (const auto& gate : knowledge::gates(k)) {
-            if (gate.kind == "doc-table" || pep508::normalize_name(gate.package) != dist) continue;
+        for (const auto& req : knowledge::gate_requirements(k, s.name, r.version)) {
             try {
-                if (!gate.version_spec.empty() &&
-                    !pep440::SpecifierSet::parse(gate.version_spec).contains(pep440::Version::parse(r.version), true))
-                    continue;
-                request.pypi_names.push_back(pep508::Requirement::parse(gate.requires_spec).normalized_name);
+                request.pypi_names.push_back(pep508::Requirement::parse(req).normalized_name);
             } catch (const InputError&) {
             }
         }

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <sstream>
 
 #include "resolver/errors.hpp"
+#include "resolver/pep440.hpp"
+#include "resolver/pep508.hpp"
 
 namespace envlock::knowledge {
 namespace {
@@ -364,6 +367,22 @@ std::vector<MmcvWheel> mmcv_wheels(const Knowledge& k, std::string_view package)
 
 std::vector<Gate> gates(const Knowledge& k) { return k.gates; }
 std::vector<Advisory> advisories(const Knowledge& k) { return k.advisories; }
+
+std::vector<std::string> gate_requirements(const Knowledge& k, std::string_view package, std::string_view version) {
+    std::vector<std::string> out;
+    std::string name = pep508::normalize_name(package);
+    std::optional<pep440::Version> v;   // parsed only once a gate names the package
+    for (const auto& gate : k.gates) {
+        if (gate.kind == "doc-table" || pep508::normalize_name(gate.package) != name) continue;
+        if (!v && !(v = pep440::Version::try_parse(version))) return out;
+        try {
+            if (gate.version_spec.empty() || pep440::SpecifierSet::parse(gate.version_spec).contains(*v, true))
+                out.push_back(gate.requires_spec);
+        } catch (const InputError&) {
+        }
+    }
+    return out;
+}
 std::vector<NumbaRelease> numba_releases(const Knowledge& k) { return k.numba; }
 std::vector<NumbaCudaLimit> numba_cuda_limits(const Knowledge& k) { return k.numba_cuda; }
 

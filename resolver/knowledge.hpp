@@ -173,6 +173,11 @@ std::string cpp_extension_cuda_check(const Knowledge&, std::string_view torch_cu
 // ---- OpenMMLab, numba, advisories ----
 std::vector<MmcvWheel> mmcv_wheels(const Knowledge&, std::string_view package /*"mmcv-full" | "mmcv"*/);
 std::vector<Gate> gates(const Knowledge&);
+// The requirements (PEP 508) the enforced gates put on one release of a project. FAQ
+// compatibility tables (kind doc-table) are not enforced: they were written later and more
+// conservatively than the packages' own import-time asserts (mmseg 0.14.1 runs with mmcv-full
+// 1.4.0, as BEVFormer documents). An unparseable version or gate spec yields nothing.
+std::vector<std::string> gate_requirements(const Knowledge&, std::string_view package, std::string_view version);
 std::vector<Advisory> advisories(const Knowledge&);
 std::vector<NumbaRelease> numba_releases(const Knowledge&);
 std::optional<NumbaRelease> numba_release(const Knowledge&, std::string_view numba_version);

@@ -72,13 +72,6 @@ std::string torch_pypi_default_variant(const knowledge::Knowledge& k, const std:
 
 }  // namespace
 
-std::string major_minor(const std::string& version) {
-    auto first = version.find('.');
-    if (first == std::string::npos) return version;
-    auto second = version.find('.', first + 1);
-    return version.substr(0, second);
-}
-
 std::vector<int> all_gpu_sms(const SolveInput& input) {
     std::vector<int> out;
     for (const auto& t : input.targets)
@@ -517,7 +510,6 @@ void SolvPool::add_candidates() {
 void SolvPool::add_knowledge_clauses() {
     const SolveInput& in = *ctx_.input;
     const auto& k = in.knowledge;
-    auto gates = knowledge::gates(k);
     auto advisories = knowledge::advisories(k);
     std::set<std::string> allowed(in.spec.allow_advisories.begin(), in.spec.allow_advisories.end());
 
@@ -541,20 +533,7 @@ void SolvPool::add_knowledge_clauses() {
             }
         }
         if (!c.pep440_version || c.dist.empty()) continue;
-        for (const auto& gate : gates) {
-            // FAQ compatibility tables were written later and more conservatively than the
-            // packages' own import-time asserts (mmseg 0.14.1 runs with mmcv-full 1.4.0, as
-            // BEVFormer documents): only asserts and declared requirements are clauses.
-            if (gate.kind == "doc-table") continue;
-            if (pep508::normalize_name(gate.package) != c.dist) continue;
-            try {
-                if (!gate.version_spec.empty() &&
-                    !pep440::SpecifierSet::parse(gate.version_spec).contains(*c.pep440_version, true))
-                    continue;
-                c.deps.push_back("pypi\t" + gate.requires_spec);
-            } catch (const InputError&) {
-            }
-        }
+        for (const auto& req : knowledge::gate_requirements(k, c.dist, c.record.version)) c.deps.push_back("pypi\t" + req);
     }
     for (const auto& adv : advisories) {
         if (allowed.count(adv.id)) continue;

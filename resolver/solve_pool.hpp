@@ -99,7 +99,7 @@ std::optional<int> buildable_arch(const knowledge::Knowledge& k, const std::stri
 // Every GPU's sm (major*10+minor) across the input's targets, sorted, unique.
 std::vector<int> all_gpu_sms(const SolveInput& input);
 
-std::string major_minor(const std::string& version);
+using knowledge::major_minor;   // "11.1.105" -> "11.1"
 
 // Splits "kind\targ1\targ2" into its fields.
 std::vector<std::string> split_dep(const std::string& argument);

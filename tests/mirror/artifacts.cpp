@@ -1,5 +1,7 @@
 #include "tests/mirror/artifacts.hpp"
 
+#include "resolver/pep508.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -184,20 +186,7 @@ std::string build_conda_package(const CondaRecord& r) {
                      /*stored=*/true);
 }
 
-std::string normalize_project(const std::string& name) {
-    std::string out;
-    bool sep = false;
-    for (char c : name) {
-        if (c == '-' || c == '_' || c == '.') {
-            sep = true;
-            continue;
-        }
-        if (sep && !out.empty()) out += '-';
-        sep = false;
-        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-}
+std::string normalize_project(const std::string& name) { return pep508::normalize_name(name); }
 
 std::string wheel_escape(const std::string& name) {
     std::string out;
