@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -245,6 +246,31 @@ bool is_archive_name(std::string_view key) {
     return ends(".tar.bz2") || ends(".conda");
 }
 
+// The file name, channel, subdir and URL of a record just read from its JSON object.
+void finish_record(std::string_view filename, const Info& info, const RepodataSource& source, IndexRecord& r) {
+    if (r.name.empty() || r.version.empty())
+        throw Malformed{"record '" + std::string(filename) + "' has no name or version"};
+    r.filename.assign(filename.data(), filename.size());
+    r.channel = source.channel_url;
+    if (!info.subdir.empty()) r.subdir = info.subdir;
+    else if (r.subdir.empty()) r.subdir = source.subdir;
+    if (!info.base_url.empty()) {
+        // base_url may be relative to the subdir's own URL (CEP 15).
+        std::string base = info.base_url;
+        if (base.find("://") == std::string::npos) base = url_join(source.channel_url + "/" + r.subdir + "/", base);
+        if (base.back() != '/') base += '/';
+        r.url = base;
+        r.url += filename;
+    } else {
+        r.url.reserve(source.channel_url.size() + r.subdir.size() + filename.size() + 2);
+        r.url = source.channel_url;
+        r.url += '/';
+        r.url += r.subdir;
+        r.url += '/';
+        r.url += filename;
+    }
+}
+
 class Walker {
 public:
     Walker(const RepodataSource& source, std::string_view package, const std::function<void(IndexRecord&)>& visit)
@@ -309,28 +335,7 @@ private:
         reset_record(record_);
         read_record(value.get_object(), record_);
         if (!package_.empty() && record_.name != package_) return;
-        if (record_.name.empty() || record_.version.empty())
-            throw Malformed{"record '" + std::string(filename) + "' has no name or version"};
-        record_.filename.assign(filename.data(), filename.size());
-        record_.channel = source_.channel_url;
-        if (!info_.subdir.empty()) record_.subdir = info_.subdir;
-        else if (record_.subdir.empty()) record_.subdir = source_.subdir;
-        if (!info_.base_url.empty()) {
-            // base_url may be relative to the subdir's own URL (CEP 15).
-            std::string base = info_.base_url;
-            if (base.find("://") == std::string::npos)
-                base = url_join(source_.channel_url + "/" + record_.subdir + "/", base);
-            if (base.back() != '/') base += '/';
-            record_.url = base;
-            record_.url += filename;
-        } else {
-            record_.url.reserve(source_.channel_url.size() + record_.subdir.size() + filename.size() + 2);
-            record_.url = source_.channel_url;
-            record_.url += '/';
-            record_.url += record_.subdir;
-            record_.url += '/';
-            record_.url += filename;
-        }
+        finish_record(filename, info_, source_, record_);
         visit_(record_);
     }
 
@@ -403,6 +408,159 @@ IndexRecords parse_repodata(std::string_view json, std::string_view channel_url,
 IndexRecords parse_repodata_for(std::string_view json, const RepodataSource& source, std::string_view package) {
     IndexRecords out;
     visit_repodata(json, source, package, [&](IndexRecord& r) { out.push_back(std::move(r)); });
+    return out;
+}
+
+namespace {
+
+// "torch-1.9.0-py38_0.tar.bz2" -> "torch": versions and builds hold no '-', names may.
+// "" when the file name does not have that shape.
+std::string_view name_from_filename(std::string_view f) {
+    for (std::string_view ext : {std::string_view(".tar.bz2"), std::string_view(".conda")})
+        if (f.size() > ext.size() && f.substr(f.size() - ext.size()) == ext) f.remove_suffix(ext.size());
+    auto build = f.rfind('-');
+    if (build == std::string_view::npos || build == 0) return {};
+    auto version = f.rfind('-', build - 1);
+    if (version == std::string_view::npos || version == 0) return {};
+    return f.substr(0, version);
+}
+
+std::string key_text(const SparseRepodata& rd, const SparseRepodata::Raw& raw) {
+    std::string_view key(rd.json.data() + raw.key, raw.key_size);
+    std::string out;
+    if (key.find('\\') != std::string_view::npos) unescape_into(key, out);
+    else out.assign(key);
+    return out;
+}
+
+// Reads one raw record object; `parser` must not be iterating anything else.
+void read_raw_record(od::parser& parser, const SparseRepodata& rd, const SparseRepodata::Raw& raw, IndexRecord& r) {
+    od::document doc = parser.iterate(rd.json.data() + raw.record, raw.record_size, rd.json.capacity() - raw.record);
+    reset_record(r);
+    read_record(doc.get_object(), r);
+}
+
+[[noreturn]] void rethrow_malformed(const std::string& source_name, const std::string& current) {
+    std::string where = current.empty() ? "" : " (in record '" + current + "')";
+    try {
+        throw;
+    } catch (const Malformed& m) {
+        throw InputError(source_name + ": malformed repodata: " + m.what);
+    } catch (const simdjson::simdjson_error& e) {
+        std::string expected = e.error() == simdjson::INCORRECT_TYPE ? "a field of another type than repodata has" : std::string(e.what());
+        throw InputError(source_name + ": malformed repodata" + where + ": expected a JSON object with 'info' and 'packages'; " + expected);
+    }
+}
+
+}  // namespace
+
+SparseRepodata index_repodata(std::string json, std::size_t offset, const RepodataSource& source) {
+    SparseRepodata out;
+    out.source = source;
+    out.json = std::move(json);
+    if (out.json.capacity() < out.json.size() + simdjson::SIMDJSON_PADDING) out.json.reserve(out.json.size() + simdjson::SIMDJSON_PADDING);
+    const char* base = out.json.data();
+    od::parser parser, side;
+    Info info;
+    IndexRecord scratch;
+    std::string_view current;   // the record being indexed, for error messages
+    std::string unescaped;
+    // Records come sorted by file name, so one name's records are mostly adjacent.
+    std::string_view last_name;
+    std::vector<SparseRepodata::Raw>* last = nullptr;
+    out.by_name.reserve(out.json.size() / 8192);   // conda-forge: ~26k names in ~264 MB
+    auto add = [&](const char* raw_key, od::value value) {
+        bool escaped = false;
+        std::string_view key = raw_span(raw_key, escaped);
+        current = key;
+        if (escaped) {
+            unescape_into(key, unescaped);
+            current = unescaped;
+        }
+        if (value.type() != od::json_type::object) throw Malformed{"record '" + std::string(current) + "' is not a JSON object"};
+        od::object object = value.get_object();
+        std::string_view record = object.raw_json();
+        SparseRepodata::Raw raw{static_cast<std::size_t>(key.data() - base), key.size(),
+                                static_cast<std::size_t>(record.data() - base), record.size()};
+        std::string_view name = name_from_filename(current);
+        if (name.empty()) {
+            // Not name-version-build: only the record knows its name.
+            read_raw_record(side, out, raw, scratch);
+            name = scratch.name;
+        }
+        if (!last || name != last_name || escaped || name.data() == scratch.name.data()) {
+            auto it = out.by_name.try_emplace(std::string(name)).first;
+            last = &it->second;
+            last_name = it->first;   // node-based map: the key stays put
+        }
+        last->push_back(raw);
+    };
+    try {
+        if (offset > out.json.size()) offset = out.json.size();
+        od::document doc = parser.iterate(base + offset, out.json.size() - offset, out.json.capacity() - offset);
+        for (auto field_result : doc.get_object()) {
+            od::field field = std::move(field_result);
+            std::string_view key = key_of(field);
+            if (key == "info") {
+                read_info(field.value().get_object(), source, info);
+            } else if (key == "packages" || key == "packages.conda") {
+                for (auto f : field.value().get_object()) add(od::raw_json_string(f.key()).raw(), f.value());
+            } else if (is_archive_name(key)) {
+                add(field.key().raw(), field.value());   // flat {filename: record} index
+            }
+        }
+    } catch (...) {
+        rethrow_malformed(source.name, std::string(current));
+    }
+    out.subdir = std::move(info.subdir);
+    out.base_url = std::move(info.base_url);
+    return out;
+}
+
+void visit_records_of(const SparseRepodata& rd, const std::string& name, const std::function<void(IndexRecord&)>& visit) {
+    auto it = rd.by_name.find(name);
+    if (it == rd.by_name.end()) return;
+    od::parser parser;
+    Info info{rd.subdir, rd.base_url};
+    IndexRecord r;
+    std::string filename;
+    for (const auto& raw : it->second) {
+        filename = key_text(rd, raw);
+        try {
+            read_raw_record(parser, rd, raw, r);
+            // A record named unlike its file is not this package's, whatever its file says.
+            if (r.name != name && !r.name.empty()) continue;
+            finish_record(filename, info, rd.source, r);
+        } catch (...) {
+            rethrow_malformed(rd.source.name, filename);
+        }
+        visit(r);
+    }
+}
+
+IndexRecords records_of(const SparseRepodata& rd, const std::set<std::string>& names) {
+    std::vector<std::pair<const SparseRepodata::Raw*, const std::string*>> raws;
+    for (const auto& name : names)
+        if (auto it = rd.by_name.find(name); it != rd.by_name.end())
+            for (const auto& raw : it->second) raws.emplace_back(&raw, &name);
+    std::sort(raws.begin(), raws.end(), [](const auto& a, const auto& b) { return a.first->record < b.first->record; });
+    IndexRecords out;
+    out.reserve(raws.size());
+    od::parser parser;
+    Info info{rd.subdir, rd.base_url};
+    IndexRecord r;
+    std::string filename;
+    for (const auto& [raw, name] : raws) {
+        filename = key_text(rd, *raw);
+        try {
+            read_raw_record(parser, rd, *raw, r);
+            if (r.name != *name && !r.name.empty()) continue;
+            finish_record(filename, info, rd.source, r);
+        } catch (...) {
+            rethrow_malformed(rd.source.name, filename);
+        }
+        out.push_back(std::move(r));
+    }
     return out;
 }
 

@@ -4,9 +4,13 @@
 // the subdir or absolute), noarch, and the flat {filename: record} form conda's own test
 // indexes use. simdjson's on-demand parser does the reading: this is the hot path
 // (conda-forge linux-64 is ~250 MB and ~465k records).
+#include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "resolver/record.hpp"
 
@@ -38,6 +42,34 @@ void visit_repodata(const std::string& json, const RepodataSource& source, std::
 // For a view whose 64 bytes after the end are readable (a cache entry's body, say).
 void visit_repodata_padded(std::string_view json, const RepodataSource& source, std::string_view package,
                            const std::function<void(IndexRecord&)>& visit);
+
+// A repodata document indexed by package name, each record left as raw JSON until asked for
+// (rattler's "sparse repodata" does the same): a solve reaches a few hundred of a big
+// channel's ~465k records, and only those are ever read into IndexRecords. Indexing costs
+// one structural pass over the file and no record parsing.
+struct SparseRepodata {
+    struct Raw {
+        std::size_t key, key_size;         // the file name: its raw JSON text, in `json`
+        std::size_t record, record_size;   // the record object: its raw JSON text, in `json`
+    };
+    RepodataSource source;
+    std::string json;        // the document; owns what every Raw points into
+    std::string subdir;      // info.subdir
+    std::string base_url;    // info.base_url
+    std::unordered_map<std::string, std::vector<Raw>> by_name;   // name from the file name
+};
+
+// The document is `json` from `offset` on. Throws InputError "<name>: malformed repodata: ..."
+// when it is not repodata or a record is not an object; a record's fields are checked when
+// it is read.
+SparseRepodata index_repodata(std::string json, std::size_t offset, const RepodataSource& source);
+
+// The records of one package name, in file order (the record is reused between calls).
+void visit_records_of(const SparseRepodata& repodata, const std::string& name,
+                      const std::function<void(IndexRecord&)>& visit);
+
+// The records of all the given names, in file order.
+IndexRecords records_of(const SparseRepodata& repodata, const std::set<std::string>& names);
 
 // repodata.json.zst -> repodata.json. Throws InputError naming `source_name` when damaged.
 std::string decompress_zstd(std::string_view compressed, std::string_view source_name);

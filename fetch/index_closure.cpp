@@ -39,46 +39,60 @@ std::vector<std::string> versions_to_read(const IndexRecords& records, const std
     return out;
 }
 
-// A conda-forge-sized channel holds ~465k records; a solve needs the few hundred its
-// requirements reach through depends (and constrains, which name packages to limit).
-void keep_conda_closure(std::vector<CondaChannelRecords>& channels, const std::vector<std::string>& roots) {
-    std::map<std::string, std::vector<const IndexRecord*>> by_name;
-    for (const auto& ch : channels)
-        for (const auto& r : ch.records) by_name[r.name].push_back(&r);
+std::string name_of_matchspec(const std::string& matchspec) {
+    std::string n = matchspec.substr(0, matchspec.find_first_of(" =<>!~[;"));
+    auto colons = n.rfind("::");
+    return colons == std::string::npos ? n : n.substr(colons + 2);
+}
+
+// A conda-forge-sized channel holds ~465k records; a solve needs the few hundred its roots
+// reach through depends. Each document is indexed by name without reading its records, and
+// only the records of reached names are read.
+std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> docs, const std::vector<std::string>& channels,
+                                               const std::vector<std::string>& roots) {
+    std::vector<SparseRepodata> sparse;
+    for (auto& d : docs) sparse.push_back(index_repodata(std::move(d.json), d.offset, d.source));
     std::set<std::string> reached;
     std::deque<std::string> queue;
     auto reach = [&](const std::string& name) {
         if (reached.insert(name).second) queue.push_back(name);
     };
-    auto name_of = [](const std::string& matchspec) {
-        std::string n = matchspec.substr(0, matchspec.find_first_of(" =<>!~[;"));
-        auto colons = n.rfind("::");
-        return colons == std::string::npos ? n : n.substr(colons + 2);
-    };
     for (const auto& r : roots) reach(r);
     while (!queue.empty()) {
         std::string name = queue.front();
         queue.pop_front();
-        auto it = by_name.find(name);
-        if (it == by_name.end()) continue;
-        for (const IndexRecord* r : it->second)
-            for (const auto& d : r->depends) reach(name_of(d));
+        for (const auto& s : sparse)
+            visit_records_of(s, name, [&](IndexRecord& r) {
+                for (const auto& d : r.depends) reach(name_of_matchspec(d));
+            });
     }
-    for (auto& ch : channels)
-        std::erase_if(ch.records, [&](const IndexRecord& r) { return !reached.count(r.name); });
+    std::vector<CondaChannelRecords> out;
+    for (const auto& ch : channels) out.push_back({ch, {}});
+    for (size_t i = 0; i < sparse.size(); ++i) {
+        auto& records = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.channel == docs[i].channel; })->records;
+        for (auto& r : records_of(sparse[i], reached)) {
+            strip_credentials(r);
+            records.push_back(std::move(r));
+        }
+    }
+    return out;
 }
 
 }  // namespace
 
 IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx) {
     IndexClosure out;
-    for (const auto& channel : request.sources.channels) {
-        IndexSources one;
-        one.channels = {channel};
-        one.subdirs = request.sources.subdirs;
-        out.channels.push_back({channel, find_records(one, "", ctx)});
+    if (request.conda_names.empty()) {
+        for (const auto& channel : request.sources.channels) {
+            IndexSources one;
+            one.channels = {channel};
+            one.subdirs = request.sources.subdirs;
+            out.channels.push_back({channel, find_records(one, "", ctx)});
+        }
+    } else {
+        out.channels = conda_closure(fetch_repodata(request.sources.channels, request.sources.subdirs, ctx),
+                                     request.sources.channels, request.conda_names);
     }
-    if (!request.conda_names.empty()) keep_conda_closure(out.channels, request.conda_names);
 
     if (request.sources.index_urls.empty() && request.sources.find_links.empty()) return out;
     // A find-links page lists every project at once: read it once, not once per project.

@@ -67,23 +67,86 @@ std::pair<std::string, std::string> split_channel(std::string_view channel) {
     return {url, ""};
 }
 
-IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx) {
+std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels, const std::vector<std::string>& subdirs,
+                                             const FetchContext& ctx) {
     struct CondaTarget {
-        std::string root, subdir;
+        std::string channel, root, subdir;
         bool optional;   // noarch may be absent
     };
     std::vector<CondaTarget> conda;
-    for (const auto& ch : sources.channels) {
+    for (const auto& ch : channels) {
         auto [root, subdir] = split_channel(ch);
-        if (!subdir.empty()) conda.push_back({root, subdir, false});
+        if (!subdir.empty()) conda.push_back({ch, root, subdir, false});
         else
-            for (const auto& s : sources.subdirs) conda.push_back({root, s, s == "noarch"});
+            for (const auto& s : subdirs) conda.push_back({ch, root, s, s == "noarch"});
     }
-    const std::string normalized = normalize_project_name(name);
-
-    // First round: repodata.json.zst probes, simple pages, find-links pages, all at once.
+    // First round: repodata.json.zst everywhere at once; second: repodata.json where there is none.
     std::vector<DocumentRequest> first;
     for (const auto& c : conda) first.push_back({c.root + "/" + c.subdir + "/repodata.json.zst", ""});
+    auto docs = get_documents(first, ctx);
+    std::vector<std::string> failures, missing;
+    std::vector<DocumentRequest> second;
+    std::vector<size_t> second_for;
+    for (size_t i = 0; i < conda.size(); ++i) {
+        const auto& d = docs[i];
+        if (d.ok()) continue;
+        if (!d.error.empty()) failures.push_back(d.error);
+        else if (d.status == 404) {
+            second.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json", ""});
+            second_for.push_back(i);
+        } else failures.push_back(status_failure(d));
+    }
+    auto fallback = get_documents(second, ctx);
+    for (size_t k = 0; k < second_for.size(); ++k) {
+        const auto& d = fallback[k];
+        const auto& c = conda[second_for[k]];
+        if (d.ok()) continue;
+        if (d.missing_offline) {
+            if (!c.optional) missing.push_back(redact_url(d.fetched_url));
+        } else if (!d.error.empty()) failures.push_back(d.error);
+        else if (d.status == 404) {
+            if (!c.optional) {
+                std::string via = d.fetched_url != d.url ? " (fetched from " + redact_url(d.fetched_url) + ")" : "";
+                failures.push_back("no conda channel subdir at " + redact_url(c.root + "/" + c.subdir) +
+                                   ": neither repodata.json.zst nor repodata.json exists (HTTP 404)" + via);
+            }
+        } else failures.push_back(status_failure(d));
+    }
+    throw_fetch_failures(failures, missing);
+
+    std::vector<RepodataDocument> out;
+    auto take = [&](Document& d, const CondaTarget& c) {
+        RepodataDocument r;
+        r.channel = c.channel;
+        r.source = RepodataSource{c.root, c.subdir, redact_url(d.url)};
+        bool zst = d.url.size() > 4 && d.url.substr(d.url.size() - 4) == ".zst";
+        if (zst) {
+            r.json = decompress_zstd(d.body(), r.source.name);
+        } else {
+            r.offset = d.body_offset;
+            r.json = std::move(d.data);
+        }
+        out.push_back(std::move(r));
+    };
+    // In channel order, each channel's subdirs in the order asked for.
+    for (size_t i = 0; i < conda.size(); ++i) {
+        if (docs[i].ok()) take(docs[i], conda[i]);
+        for (size_t k = 0; k < second_for.size(); ++k)
+            if (second_for[k] == i && fallback[k].ok()) take(fallback[k], conda[i]);
+    }
+    return out;
+}
+
+IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx) {
+    IndexRecords out;
+    for (auto& doc : fetch_repodata(sources.channels, sources.subdirs, ctx)) {
+        std::string_view json = std::string_view(doc.json).substr(doc.offset);
+        auto add = [&](IndexRecord& r) { out.push_back(std::move(r)); };
+        if (doc.json.capacity() >= doc.json.size() + 64) visit_repodata_padded(json, doc.source, name, add);
+        else visit_repodata(json, doc.source, name, add);
+    }
+
+    const std::string normalized = normalize_project_name(name);
     struct PypiTarget {
         std::string url;
         enum { simple, json_api, find_links, directory } kind;
@@ -100,46 +163,15 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
         if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({fl, PypiTarget::directory});
         else pypi.push_back({fl, PypiTarget::find_links});
     }
-    std::vector<size_t> pypi_doc(pypi.size(), 0);  // index into `first`; unused for directories
+    std::vector<DocumentRequest> requests;
+    std::vector<size_t> pypi_doc(pypi.size(), 0);  // index into `requests`; unused for directories
     for (size_t j = 0; j < pypi.size(); ++j) {
         if (pypi[j].kind == PypiTarget::directory) continue;
-        pypi_doc[j] = first.size();
-        first.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : ""});
+        pypi_doc[j] = requests.size();
+        requests.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : ""});
     }
-
-    auto docs = get_documents(first, ctx);
+    auto docs = get_documents(requests, ctx);
     std::vector<std::string> failures, missing;
-
-    // Second round: repodata.json where there is no .zst.
-    std::vector<DocumentRequest> second;
-    std::vector<size_t> second_for;
-    for (size_t i = 0; i < conda.size(); ++i) {
-        const auto& d = docs[i];
-        if (d.ok()) continue;
-        if (!d.error.empty()) failures.push_back(d.error);
-        else if (d.status == 404) {
-            second.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json", ""});
-            second_for.push_back(i);
-        } else failures.push_back(status_failure(d));
-    }
-    auto fallback = get_documents(second, ctx);
-
-    IndexRecords out;
-    for (size_t k = 0; k < second_for.size(); ++k) {
-        const auto& d = fallback[k];
-        const auto& c = conda[second_for[k]];
-        if (d.ok()) continue;
-        if (d.missing_offline) {
-            if (!c.optional) missing.push_back(redact_url(d.fetched_url));
-        } else if (!d.error.empty()) failures.push_back(d.error);
-        else if (d.status == 404) {
-            if (!c.optional) {
-                std::string via = d.fetched_url != d.url ? " (fetched from " + redact_url(d.fetched_url) + ")" : "";
-                failures.push_back("no conda channel subdir at " + redact_url(c.root + "/" + c.subdir) +
-                                   ": neither repodata.json.zst nor repodata.json exists (HTTP 404)" + via);
-            }
-        } else failures.push_back(status_failure(d));
-    }
     for (size_t j = 0; j < pypi.size(); ++j) {
         if (pypi[j].kind == PypiTarget::directory) continue;
         const auto& d = docs[pypi_doc[j]];
@@ -148,20 +180,6 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
         else if (!d.ok() && !(d.status == 404 && pypi[j].kind != PypiTarget::find_links)) failures.push_back(status_failure(d));
     }
     throw_fetch_failures(failures, missing);
-
-    // Parse (all fetched and present now).
-    auto parse_conda = [&](const Document& d, const CondaTarget& c) {
-        RepodataSource src{c.root, c.subdir, redact_url(d.url)};
-        auto add = [&](IndexRecord& r) { out.push_back(std::move(r)); };
-        bool zst = d.url.size() > 4 && d.url.substr(d.url.size() - 4) == ".zst";
-        if (zst) visit_repodata(decompress_zstd(d.body(), src.name), src, name, add);
-        else if (d.data.capacity() >= d.data.size() + 64) visit_repodata_padded(d.body(), src, name, add);
-        else visit_repodata(d.body(), src, name, add);
-    };
-    for (size_t i = 0; i < conda.size(); ++i)
-        if (docs[i].ok()) parse_conda(docs[i], conda[i]);
-    for (size_t k = 0; k < second_for.size(); ++k)
-        if (fallback[k].ok()) parse_conda(fallback[k], conda[second_for[k]]);
 
     for (size_t j = 0; j < pypi.size(); ++j) {
         const auto& p = pypi[j];
@@ -188,13 +206,15 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
         }
     }
     // No credential leaves this function inside a record (they would end up in the lock).
-    for (auto& r : out) {
-        r.url = strip_userinfo(r.url);
-        r.channel = strip_userinfo(r.channel);
-        r.index = strip_userinfo(r.index);
-        r.metadata_url = strip_userinfo(r.metadata_url);
-    }
+    for (auto& r : out) strip_credentials(r);
     return out;
+}
+
+void strip_credentials(IndexRecord& r) {
+    r.url = strip_userinfo(r.url);
+    r.channel = strip_userinfo(r.channel);
+    r.index = strip_userinfo(r.index);
+    r.metadata_url = strip_userinfo(r.metadata_url);
 }
 
 void fill_core_metadata(IndexRecords& records, const FetchContext& ctx) {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fetch/conda_repodata.hpp"
 #include "fetch/settings.hpp"
 #include "resolver/record.hpp"
 
@@ -31,6 +32,23 @@ struct IndexSources {
 
 // Conda records are matched by exact conda name, PyPI records by normalised project name.
 IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx);
+
+// One subdir's repodata, decompressed, its JSON starting at `offset` in `json` (a cache
+// entry keeps its header in front) with simdjson's padding after it.
+struct RepodataDocument {
+    std::string channel;    // as asked for
+    RepodataSource source;
+    std::string json;
+    std::size_t offset = 0;
+};
+
+// The repodata of every channel x subdir (a channel URL that names a subdir: that one only),
+// fetched in parallel, .zst preferred; in channel order. Errors as find_records'.
+std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels,
+                                             const std::vector<std::string>& subdirs, const FetchContext& ctx);
+
+// Removes user:password from every URL of a record (they would end up in the lock).
+void strip_credentials(IndexRecord& r);
 
 // A channel as the user wrote it -> {channel root URL, subdir or ""}.
 std::pair<std::string, std::string> split_channel(std::string_view channel);

@@ -180,3 +180,61 @@ TEST_CASE("escaped JSON strings in repodata are unescaped (the fast path reads r
     CHECK(rs[0].depends == std::vector<std::string>{"b >=1\t"});
     CHECK(rs[1].filename == "b-2-0.tar.bz2");
 }
+
+namespace {
+
+SparseRepodata sparse(const std::string& json, const std::string& channel = "https://conda.anaconda.org/pytorch") {
+    return index_repodata(json, 0, {channel, "linux-64", "src"});
+}
+
+}  // namespace
+
+TEST_CASE("sparse repodata: indexed by name, each name's records read only when asked for, equal to a full parse") {
+    auto rd = sparse(kRepodata);
+    CHECK(rd.by_name.size() == 2);
+    CHECK(rd.by_name.at("pytorch").size() == 2);
+    IndexRecords read;
+    visit_records_of(rd, "pytorch", [&](IndexRecord& r) { read.push_back(r); });
+    auto full = parse_repodata_for(kRepodata, {"https://conda.anaconda.org/pytorch", "linux-64", "src"}, "pytorch");
+    REQUIRE(read.size() == full.size());
+    for (size_t i = 0; i < read.size(); ++i) {
+        CHECK(read[i].filename == full[i].filename);
+        CHECK(read[i].url == full[i].url);
+        CHECK(read[i].depends == full[i].depends);
+        CHECK(read[i].sha256 == full[i].sha256);
+    }
+    size_t none = 0;
+    visit_records_of(rd, "torch", [&](IndexRecord&) { ++none; });
+    CHECK(none == 0);
+}
+
+TEST_CASE("sparse repodata: records_of gives the records of several names in file order") {
+    auto rd = sparse(kRepodata);
+    auto rs = records_of(rd, {"pytorch", "cudatoolkit"});
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[0].filename == "pytorch-1.9.0-py3.8_cuda11.1_cudnn8.0.5_0.tar.bz2");
+    CHECK(rs[1].filename == "cudatoolkit-11.1.1-h6406543_8.tar.bz2");
+    CHECK(rs[2].filename == "pytorch-2.0.1-py3.10_cpu_0.conda");
+    CHECK(rs[1].track_features == std::vector<std::string>{"cuda111", "feat2"});
+}
+
+TEST_CASE("sparse repodata: base_url, info after packages, a name with dashes, an odd file name") {
+    std::string json = R"({"packages": {
+        "cuda-nvcc-11.1.105-0.tar.bz2": {"name": "cuda-nvcc", "version": "11.1.105", "build": "0"},
+        "oddname.tar.bz2": {"name": "odd", "version": "1", "build": "0"}},
+      "info": {"subdir": "linux-64", "base_url": "https://cdn.example/ch/linux-64"}})";
+    auto rd = sparse(json);
+    auto rs = records_of(rd, {"cuda-nvcc", "odd"});
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].url == "https://cdn.example/ch/linux-64/cuda-nvcc-11.1.105-0.tar.bz2");
+    CHECK(rs[1].name == "odd");
+}
+
+TEST_CASE("sparse repodata: malformed input is bad input naming the source; a bad field shows when its record is read") {
+    CHECK_THROWS_WITH_AS(sparse("[1,2]"), doctest::Contains("src: malformed repodata"), InputError);
+    CHECK_THROWS_WITH_AS(sparse(R"({"packages": {"a-1-0.tar.bz2": 5}})"),
+                         doctest::Contains("record 'a-1-0.tar.bz2' is not a JSON object"), InputError);
+    auto rd = sparse(R"({"packages": {"a-1-0.tar.bz2": {"name": "a", "version": 1}, "b-1-0.tar.bz2": {"name": "b", "version": "1"}}})");
+    CHECK(records_of(rd, {"b"}).size() == 1);
+    CHECK_THROWS_WITH_AS(records_of(rd, {"a"}), doctest::Contains("a-1-0.tar.bz2"), InputError);
+}
