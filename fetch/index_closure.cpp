@@ -39,6 +39,8 @@ std::vector<std::string> versions_to_read(const IndexRecords& records, const std
     return out;
 }
 
+bool is_wheel(const IndexRecord& r) { return r.filename.size() > 4 && r.filename.substr(r.filename.size() - 4) == ".whl"; }
+
 std::string name_of_matchspec(const std::string& matchspec) {
     std::string n = matchspec.substr(0, matchspec.find_first_of(" =<>!~[;"));
     auto colons = n.rfind("::");
@@ -113,67 +115,79 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
     };
     for (const auto& n : request.pypi_names) enqueue(n);
 
+    // Breadth first, a wave at a time: every page of a wave is fetched at once, then every
+    // metadata file its versions need, so a cold resolve waits on a few round trips, not on
+    // one per project.
     while (!queue.empty()) {
-        std::string name = queue.front();
-        queue.pop_front();
-        IndexRecords found = indexes.index_urls.empty() ? IndexRecords{} : find_records(indexes, name, ctx);
-        if (auto it = linked.find(name); it != linked.end()) found.insert(found.end(), it->second.begin(), it->second.end());
-        auto c = request.constraints.find(name);
-        auto versions = versions_to_read(found, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
-                                         request.versions_per_project);
-        std::set<std::string> wanted(versions.begin(), versions.end());
-        IndexRecords kept;
-        for (auto& r : found) {
-            auto v = pep440::Version::try_parse(r.version);
-            if (v && wanted.count(v->str())) kept.push_back(std::move(r));
-        }
-        // One metadata read per version: files of one version share their Requires-Dist.
-        IndexRecords probes;
-        std::map<std::string, size_t> probe_of;
-        // Wheels first: an sdist's metadata can only be had by building it.
-        std::stable_sort(kept.begin(), kept.end(), [](const IndexRecord& a, const IndexRecord& b) {
-            auto wheel = [](const IndexRecord& r) { return r.filename.size() > 4 && r.filename.substr(r.filename.size() - 4) == ".whl"; };
-            return wheel(a) && !wheel(b);
-        });
-        for (const auto& r : kept) {
-            if (r.depends_known) continue;
-            std::string v = pep440::Version::parse(r.version).str();
-            if (probe_of.count(v)) continue;
-            probe_of[v] = probes.size();
-            probes.push_back(r);
+        std::vector<std::string> wave(queue.begin(), queue.end());
+        queue.clear();
+        std::vector<IndexRecords> pages = indexes.index_urls.empty() ? std::vector<IndexRecords>(wave.size())
+                                                                     : find_pypi_records(indexes, wave, ctx);
+        struct Project {
+            IndexRecords kept;
+            std::map<std::string, size_t> probe_of;   // version -> index into `probes`
+        };
+        std::vector<Project> projects(wave.size());
+        IndexRecords probes;   // one metadata read per version: files of one version share their Requires-Dist
+        for (size_t w = 0; w < wave.size(); ++w) {
+            const std::string& name = wave[w];
+            IndexRecords& found = pages[w];
+            if (auto it = linked.find(name); it != linked.end()) found.insert(found.end(), it->second.begin(), it->second.end());
+            auto c = request.constraints.find(name);
+            auto versions = versions_to_read(found, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
+                                             request.versions_per_project);
+            std::set<std::string> wanted(versions.begin(), versions.end());
+            Project& p = projects[w];
+            for (auto& r : found) {
+                auto v = pep440::Version::try_parse(r.version);
+                if (v && wanted.count(v->str())) p.kept.push_back(std::move(r));
+            }
+            // Wheels first: an sdist's metadata can only be had by building it.
+            std::stable_sort(p.kept.begin(), p.kept.end(), [](const IndexRecord& a, const IndexRecord& b) { return is_wheel(a) && !is_wheel(b); });
+            for (const auto& r : p.kept) {
+                if (r.depends_known) continue;
+                std::string v = pep440::Version::parse(r.version).str();
+                if (p.probe_of.count(v)) continue;
+                p.probe_of[v] = probes.size();
+                probes.push_back(r);
+            }
         }
         fill_metadata_any_way(probes, ctx);
-        size_t dropped = 0;
-        for (auto& r : kept) {
-            if (!r.depends_known) {
-                auto it = probe_of.find(pep440::Version::parse(r.version).str());
-                if (it == probe_of.end() || !probes[it->second].depends_known) {
-                    // An sdist's requirements are known only once it is built, as pip finds
-                    // out; it stays a candidate, with that said. A wheel without them is left out.
-                    if (r.filename.size() > 4 && r.filename.substr(r.filename.size() - 4) == ".whl") {
-                        ++dropped;
+        for (size_t w = 0; w < wave.size(); ++w) {
+            const std::string& name = wave[w];
+            Project& p = projects[w];
+            size_t dropped = 0;
+            for (auto& r : p.kept) {
+                if (!r.depends_known) {
+                    auto it = p.probe_of.find(pep440::Version::parse(r.version).str());
+                    if (it == p.probe_of.end() || !probes[it->second].depends_known) {
+                        // An sdist's requirements are known only once it is built, as pip finds
+                        // out; it stays a candidate, with that said. A wheel without them is left out.
+                        if (is_wheel(r)) {
+                            ++dropped;
+                            continue;
+                        }
+                        out.notes.push_back(name + " " + r.version + ": sdist without core metadata; its requirements are taken as none");
+                        out.pypi.push_back(std::move(r));
                         continue;
                     }
-                    out.notes.push_back(name + " " + r.version + ": sdist without core metadata; its requirements are taken as none");
-                    out.pypi.push_back(std::move(r));
-                    continue;
+                    r.depends = probes[it->second].depends;
+                    if (r.requires_python.empty()) r.requires_python = probes[it->second].requires_python;
+                    r.depends_known = true;
                 }
-                r.depends = probes[it->second].depends;
-                if (r.requires_python.empty()) r.requires_python = probes[it->second].requires_python;
-                r.depends_known = true;
-            }
-            for (const auto& d : r.depends) {
-                try {
-                    auto req = pep508::Requirement::parse(d);
-                    if (req.applies(request.marker_env)) enqueue(req.normalized_name);
-                } catch (const InputError&) {
+                for (const auto& d : r.depends) {
+                    try {
+                        auto req = pep508::Requirement::parse(d);
+                        if (req.applies(request.marker_env)) enqueue(req.normalized_name);
+                    } catch (const InputError&) {
+                    }
                 }
+                out.pypi.push_back(std::move(r));
             }
-            out.pypi.push_back(std::move(r));
+            if (dropped)
+                out.notes.push_back(name + ": " + std::to_string(dropped) +
+                                    " file(s) left out: no Requires-Dist could be read for them (no core metadata, no readable wheel)");
         }
-        if (dropped)
-            out.notes.push_back(name + ": " + std::to_string(dropped) +
-                                " file(s) left out: no Requires-Dist could be read for them (no core metadata, no readable wheel)");
     }
     return out;
 }

@@ -1,6 +1,8 @@
 #include "fetch/index_sources.hpp"
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "fetch/conda_repodata.hpp"
 #include "fetch/documents.hpp"
@@ -146,34 +148,50 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
         else visit_repodata(json, doc.source, name, add);
     }
 
-    const std::string normalized = normalize_project_name(name);
+    auto pypi = find_pypi_records(sources, {std::string(name)}, ctx);
+    for (auto& r : pypi.front()) out.push_back(std::move(r));
+    for (auto& r : out) strip_credentials(r);
+    return out;
+}
+
+std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const std::vector<std::string>& names,
+                                            const FetchContext& ctx) {
     struct PypiTarget {
+        size_t name;   // index into `names`
         std::string url;
         enum { simple, json_api, find_links, directory } kind;
     };
     std::vector<PypiTarget> pypi;
-    for (const auto& idx : sources.index_urls) {
-        std::string root = trim_trailing_slashes(idx);
-        if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") pypi.push_back({root + "/" + normalized + "/json", PypiTarget::json_api});
-        else pypi.push_back({root + "/" + normalized + "/", PypiTarget::simple});
+    for (size_t n = 0; n < names.size(); ++n) {
+        const std::string normalized = normalize_project_name(names[n]);
+        for (const auto& idx : sources.index_urls) {
+            std::string root = trim_trailing_slashes(idx);
+            if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") pypi.push_back({n, root + "/" + normalized + "/json", PypiTarget::json_api});
+            else pypi.push_back({n, root + "/" + normalized + "/", PypiTarget::simple});
+        }
+        for (const auto& fl : sources.find_links) {
+            std::string mapped = ctx.mirrors.apply(fl);
+            std::error_code ec;
+            if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({n, fl, PypiTarget::directory});
+            else pypi.push_back({n, fl, PypiTarget::find_links});
+        }
     }
-    for (const auto& fl : sources.find_links) {
-        std::string mapped = ctx.mirrors.apply(fl);
-        std::error_code ec;
-        if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({fl, PypiTarget::directory});
-        else pypi.push_back({fl, PypiTarget::find_links});
-    }
+    // Every page of every name at once; a find-links page asked for by several names is
+    // fetched once.
     std::vector<DocumentRequest> requests;
+    std::map<std::string, size_t> request_of;
     std::vector<size_t> pypi_doc(pypi.size(), 0);  // index into `requests`; unused for directories
     for (size_t j = 0; j < pypi.size(); ++j) {
         if (pypi[j].kind == PypiTarget::directory) continue;
-        pypi_doc[j] = requests.size();
-        requests.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : ""});
+        auto [it, added] = request_of.try_emplace(pypi[j].url, requests.size());
+        if (added) requests.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : ""});
+        pypi_doc[j] = it->second;
     }
     auto docs = get_documents(requests, ctx);
     std::vector<std::string> failures, missing;
+    std::set<size_t> reported;
     for (size_t j = 0; j < pypi.size(); ++j) {
-        if (pypi[j].kind == PypiTarget::directory) continue;
+        if (pypi[j].kind == PypiTarget::directory || !reported.insert(pypi_doc[j]).second) continue;
         const auto& d = docs[pypi_doc[j]];
         if (d.missing_offline) missing.push_back(redact_url(d.fetched_url));
         else if (!d.error.empty()) failures.push_back(d.error);
@@ -181,8 +199,10 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
     }
     throw_fetch_failures(failures, missing);
 
+    std::vector<IndexRecords> out(names.size());
     for (size_t j = 0; j < pypi.size(); ++j) {
         const auto& p = pypi[j];
+        const std::string& name = names[p.name];
         IndexRecords found;
         if (p.kind == PypiTarget::directory) {
             found = records_from_directory(ctx.mirrors.apply(p.url), name);
@@ -202,11 +222,11 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
         }
         for (auto& r : found) {
             r.index = redact_url(p.url);
-            out.push_back(std::move(r));
+            // No credential leaves this function inside a record (they would end up in the lock).
+            strip_credentials(r);
+            out[p.name].push_back(std::move(r));
         }
     }
-    // No credential leaves this function inside a record (they would end up in the lock).
-    for (auto& r : out) strip_credentials(r);
     return out;
 }
 

@@ -50,6 +50,11 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
 // Removes user:password from every URL of a record (they would end up in the lock).
 void strip_credentials(IndexRecord& r);
 
+// The PyPI records (indexes and find-links, not channels) of each of `names`, all pages
+// fetched at once; out[i] belongs to names[i]. Errors as find_records'.
+std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const std::vector<std::string>& names,
+                                            const FetchContext& ctx);
+
 // A channel as the user wrote it -> {channel root URL, subdir or ""}.
 std::pair<std::string, std::string> split_channel(std::string_view channel);
 

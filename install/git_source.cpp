@@ -8,16 +8,12 @@
 
 namespace envlock {
 
-namespace {
-
-bool is_commit(const std::string& rev) {
+bool is_git_commit(const std::string& rev) {
     return rev.size() == 40 && rev.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-}  // namespace
-
 std::optional<std::string> resolve_git_rev(const std::string& url, const std::string& rev) {
-    if (is_commit(rev)) return rev;
+    if (is_git_commit(rev)) return rev;
     // An annotated tag lists its object and, as "TAG^{}", the commit it points at: prefer that.
     auto r = run_process({"git", "ls-remote", "--", url, rev, rev + "^{}"}, 30);
     if (r.exit_code != 0) return std::nullopt;

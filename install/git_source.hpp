@@ -5,6 +5,9 @@
 
 namespace envlock {
 
+// A full 40-hex commit id.
+bool is_git_commit(const std::string& rev);
+
 // The commit `rev` names in the repository at `url` (a tag, a branch, HEAD, or a commit
 // itself); nullopt when the remote cannot be reached or has no such ref.
 std::optional<std::string> resolve_git_rev(const std::string& url, const std::string& rev);

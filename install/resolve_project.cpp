@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <future>
 
 #include "fetch/index_closure.hpp"
 #include "install/files.hpp"
@@ -73,6 +74,17 @@ std::string version_of_rev(const std::string& rev) {
     for (char c : rev)
         if (std::isalnum(static_cast<unsigned char>(c))) tag.push_back(static_cast<char>(std::tolower(c)));
     return "0+g" + (tag.empty() ? std::string("head") : tag.substr(0, 7));
+}
+
+// A source the existing lock already pinned to a commit keeps that commit, as locked versions
+// do (minimal change): asking the remote again costs a round trip per source and could move
+// a branch under the user. --update NAME or --update-all asks again.
+std::optional<std::string> previous_commit(const std::optional<Lock>& previous, const SpecSource& s, const ResolveOptions& o) {
+    if (!previous || o.update_all || o.update.count(s.name)) return std::nullopt;
+    for (const auto& p : previous->packages)
+        if (p.kind == Ecosystem::source && p.name == s.name && p.url == s.git && p.build == s.rev && is_git_commit(p.rev))
+            return p.rev;
+    return std::nullopt;
 }
 
 std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optional<Lock>& previous,
@@ -204,6 +216,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     // Git sources: their version comes from the revision, their commit from the remote, and
     // their requirements from the knowledge base's gates on that project.
     fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
+    std::vector<std::future<std::optional<std::string>>> pins;
     for (const auto& s : spec.sources) {
         IndexRecord r;
         r.ecosystem = Ecosystem::source;
@@ -212,8 +225,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         r.build = s.rev;
         r.version = version_of_rev(s.rev);
         r.rev = s.rev.empty() ? "HEAD" : s.rev;
-        if (auto commit = resolve_git_rev(ctx.mirrors.apply(s.git), r.rev)) r.rev = *commit;
-        else result.notes.push_back(s.name + ": could not reach " + s.git + " to pin " + r.rev + " to a commit; the lock keeps the name");
+        // Asking a remote takes a round trip or a DNS timeout: it runs while the indexes are read.
+        if (auto pinned = previous_commit(loc.previous, s, o))
+            pins.push_back(std::async(std::launch::deferred, [pinned] { return pinned; }));
+        else
+            pins.push_back(std::async(std::launch::async, resolve_git_rev, ctx.mirrors.apply(s.git), r.rev));
         for (const auto& req : knowledge::gate_requirements(k, s.name, r.version)) {
             try {
                 request.pypi_names.push_back(pep508::Requirement::parse(req).normalized_name);
@@ -224,6 +240,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     }
 
     auto closure = fetch::collect_index_closure(request, ctx);
+    for (size_t i = 0; i < in.sources.size(); ++i) {
+        IndexRecord& r = in.sources[i];
+        if (auto commit = pins[i].get()) r.rev = *commit;
+        else result.notes.push_back(r.name + ": could not reach " + r.git + " to pin " + r.rev + " to a commit; the lock keeps the name");
+    }
     in.channels = std::move(closure.channels);
     in.pypi = std::move(closure.pypi);
     result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());

@@ -177,6 +177,26 @@ TEST_CASE("resolving twice gives the same bytes; check passes, then fails once t
     CHECK(stale.out.find("out of date") != std::string::npos);
 }
 
+TEST_CASE("a re-resolve keeps the commit the lock pinned a git source to, without asking the remote; --update asks again") {
+    auto first = resolve_bevformer("gitpin", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
+    REQUIRE_MESSAGE(first.run.exit_code == 0, first.run.err);
+    REQUIRE(first.lock.find("rev: \"v0.17.1\"") == std::string::npos);   // pinned to a commit, not the tag
+    std::string lock = (first.dir / "envlock.yaml").string();
+    // The remote is gone now: equal-length mirror rules go to the first given.
+    std::vector<std::string> unreachable{"--mirror", "https://github.com/open-mmlab/mmdetection3d=/nonexistent/mmdetection3d"};
+    auto args = std::vector<std::string>{lock};
+    args.insert(args.end(), unreachable.begin(), unreachable.end());
+    auto again = resolve_with(args, first.dir);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(again.err.find("mmdet3d: could not reach") == std::string::npos);
+    CHECK(read_file(first.dir / "envlock.yaml") == first.lock);
+
+    args.insert(args.end(), {"--update", "mmdet3d"});
+    auto update = resolve_with(args, first.dir);
+    REQUIRE_MESSAGE(update.exit_code == 0, update.err);
+    CHECK(update.err.find("mmdet3d: could not reach") != std::string::npos);
+}
+
 TEST_CASE("why names the spec line, the machine facts and the advisory behind a package") {
     auto r = resolve_bevformer("why", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
     REQUIRE_MESSAGE(r.run.exit_code == 0, r.run.err);
