@@ -178,7 +178,7 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
         lock.knowledge_version = str_of(root["knowledge-version"]);
         lock.spec = spec_from_yaml(root["spec"], file);
         for (const auto& kv : root["targets"])
-            lock.targets.push_back({kv.first.as<std::string>(), target_from_text(YAML::Dump(kv.second), name + " (targets." + kv.first.as<std::string>() + ")")});
+            lock.targets.push_back({kv.first.as<std::string>(), target_from_yaml(kv.second, name)});
         if (const auto tc = root["toolchain"]) {
             lock.toolchain.nvcc = str_of(tc["nvcc"]);
             lock.toolchain.nvcc_from = str_of(tc["nvcc-from"]);

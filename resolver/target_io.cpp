@@ -145,13 +145,17 @@ std::string target_to_yaml(const Target& t) {
 }
 
 Target target_from_text(const std::string& text, const std::string& filename) {
-    Reader r{filename};
     YAML::Node root;
     try {
         root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
         throw InputError(filename + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML or JSON: " + e.msg);
     }
+    return target_from_yaml(root, filename);
+}
+
+Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
+    Reader r{filename};
     if (!root.IsMap()) throw InputError(filename + ":1: expected a target mapping (platform, glibc, gpus …) as written by `envlock detect`");
     r.only_keys(root, {"platform", "kernel", "wsl", "glibc", "cpu-model", "cpu-flags", "cores", "memory-bytes", "driver",
                        "driver-cuda", "gpus", "compilers", "cuda-toolkits"}, "");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "resolver/target.hpp"
 
@@ -19,5 +20,7 @@ std::string target_to_yaml(const Target& t);
 // unknown keys are errors too, so a typo does not silently drop a fact.
 Target target_from_text(const std::string& text, const std::string& filename);
 Target read_target_file(const std::string& path);
+// A target mapping inside a larger file (a lock's targets): errors name that file's lines.
+Target target_from_yaml(const YAML::Node& node, const std::string& filename);
 
 }  // namespace envlock
