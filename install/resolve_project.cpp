@@ -167,6 +167,18 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         if (std::find(in.spec.uses.begin(), in.spec.uses.end(), u) == in.spec.uses.end()) in.spec.uses.push_back(u);
     std::sort(in.spec.uses.begin(), in.spec.uses.end());
     in.uses.insert(in.spec.uses.begin(), in.spec.uses.end());
+    // So is --allow-advisory; an id the knowledge base does not have is a typo, not a no-op.
+    for (const auto& id : o.allow_advisories) {
+        const auto& known = k.advisories;
+        if (std::none_of(known.begin(), known.end(), [&](const knowledge::Advisory& a) { return a.id == id; })) {
+            std::string ids;
+            for (const auto& a : known) ids += "\n  " + a.id;
+            throw InputError("--allow-advisory " + id + ": no advisory has that id; the knowledge base has:" + ids);
+        }
+        if (std::find(in.spec.allow_advisories.begin(), in.spec.allow_advisories.end(), id) == in.spec.allow_advisories.end())
+            in.spec.allow_advisories.push_back(id);
+    }
+    if (!o.allow_advisories.empty()) std::sort(in.spec.allow_advisories.begin(), in.spec.allow_advisories.end());
     if (loc.previous)
         for (const auto& p : loc.previous->packages)
             in.previous[(p.kind == Ecosystem::conda ? "conda:" : "pypi:") +

@@ -25,6 +25,7 @@ struct ResolveOptions {
     std::set<std::string> update;                  // names allowed to move from the existing lock
     bool update_all = false;
     std::set<std::string> uses;                    // what the code does that advisories depend on
+    std::set<std::string> allow_advisories;        // advisory ids the user opts out of
     bool clone = false;                            // recipe: git clone the repo at its commit first
 };
 

@@ -197,6 +197,29 @@ TEST_CASE("a re-resolve keeps the commit the lock pinned a git source to, withou
     CHECK(update.err.find("mmdet3d: could not reach") != std::string::npos);
 }
 
+TEST_CASE("--allow-advisory lifts one advisory, is remembered in the spec, and an unknown id is bad input") {
+    auto r = resolve_bevformer("allowadv", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
+    REQUIRE_MESSAGE(r.run.exit_code == 0, r.run.err);
+    REQUIRE(locked_version(r.lock, "yapf") == "0.40.1");
+    std::string lock = (r.dir / "envlock.yaml").string();
+    // A locked version that is still valid stays: --update lets yapf move up to 0.40.2.
+    auto allowed = resolve_with({lock, "--allow-advisory", "yapf-0.40.2-mmcv-full-config", "--update", "yapf"}, r.dir);
+    REQUIRE_MESSAGE(allowed.exit_code == 0, allowed.err);
+    std::string text = read_file(r.dir / "envlock.yaml");
+    CHECK(locked_version(text, "yapf") == "0.40.2");
+    CHECK(text.find("excluded: \"yapf 0.40.2") == std::string::npos);
+    CHECK(text.find("allow-advisories: [yapf-0.40.2-mmcv-full-config]") != std::string::npos);
+    // Remembered: a plain re-resolve keeps it.
+    auto again = resolve_with({lock}, r.dir);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(read_file(r.dir / "envlock.yaml") == text);
+
+    auto typo = resolve_with({lock, "--allow-advisory", "yapf-typo"}, r.dir);
+    CHECK(typo.exit_code == 2);
+    CHECK(typo.err.find("--allow-advisory yapf-typo: no advisory has that id") != std::string::npos);
+    CHECK(read_file(r.dir / "envlock.yaml") == text);
+}
+
 TEST_CASE("why names the spec line, the machine facts and the advisory behind a package") {
     auto r = resolve_bevformer("why", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
     REQUIRE_MESSAGE(r.run.exit_code == 0, r.run.err);
