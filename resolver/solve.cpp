@@ -1,6 +1,7 @@
 #include "resolver/solve.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -166,11 +167,20 @@ std::vector<std::string> who_asked_for(SolvPool& sp, const std::vector<Job>& job
 
 }  // namespace
 
-std::vector<std::string> python_minors_to_try(const SolveInput& input) {
-    std::set<std::string> minors;
+namespace {
+
+// Every python version the channels offer, by major.minor.
+std::map<std::string, std::vector<std::string>> python_releases(const SolveInput& input) {
+    std::map<std::string, std::vector<std::string>> out;
     for (const auto& ch : input.channels)
         for (const auto& r : ch.records)
-            if (r.name == "python") minors.insert(major_minor(r.version));
+            if (r.name == "python") out[major_minor(r.version)].push_back(r.version);
+    return out;
+}
+
+std::vector<std::string> python_minors_to_try(const SolveInput& input, const std::map<std::string, std::vector<std::string>>& releases) {
+    std::set<std::string> minors;
+    for (const auto& [m, versions] : releases) minors.insert(m);
     std::vector<conda::MatchSpec> constraints;
     for (const auto& r : input.spec.requirements)
         if (is_python_requirement(r)) constraints.push_back(conda::MatchSpec::parse(r.text));
@@ -186,14 +196,14 @@ std::vector<std::string> python_minors_to_try(const SolveInput& input) {
         if (!v) continue;
         // A minor is allowed when some patch release of it satisfies every constraint.
         bool ok = true;
+        auto offered = releases.find(m);
         for (const auto& c : constraints) {
             bool any = false;
-            for (const auto& ch : input.channels)
-                for (const auto& r : ch.records)
-                    if (r.name == "python" && major_minor(r.version) == m) {
-                        auto rv = conda::Version::try_parse(r.version);
-                        if (rv && c.matches_version(*rv)) any = true;
-                    }
+            if (offered != releases.end())
+                for (const auto& version : offered->second) {
+                    auto rv = conda::Version::try_parse(version);
+                    if (rv && c.matches_version(*rv)) any = true;
+                }
             if (!any && !c.matches_version(*v)) ok = false;
         }
         if (ok) ordered.emplace_back(*v, m);
@@ -203,6 +213,10 @@ std::vector<std::string> python_minors_to_try(const SolveInput& input) {
     for (const auto& [v, m] : ordered) out.push_back(m);
     return out;
 }
+
+}  // namespace
+
+std::vector<std::string> python_minors_to_try(const SolveInput& input) { return python_minors_to_try(input, python_releases(input)); }
 
 SolveOutcome solve(const SolveInput& input) {
     if (input.targets.empty()) throw InputError("resolve: no target machine given");
@@ -222,7 +236,8 @@ SolveOutcome solve(const SolveInput& input) {
     base.cuda_extensions = std::any_of(input.spec.extensions.begin(), input.spec.extensions.end(),
                                        [](const SpecExtension& e) { return e.cuda; });
 
-    auto minors = python_minors_to_try(input);
+    auto releases = python_releases(input);
+    auto minors = python_minors_to_try(input, releases);
     if (minors.empty())
         throw UnmetError("no Python the channels offer satisfies the spec's python requirement" +
                          (input.spec.python.empty() ? std::string() : " (" + input.spec.python + ")"));
@@ -232,13 +247,12 @@ SolveOutcome solve(const SolveInput& input) {
         PoolContext ctx = base;
         ctx.python_minor = minor;
         ctx.python_full = minor + ".0";
-        for (const auto& ch : input.channels)
-            for (const auto& r : ch.records)
-                if (r.name == "python" && major_minor(r.version) == minor) {
-                    auto v = pep440::Version::try_parse(r.version);
-                    if (v && (ctx.python_full == minor + ".0" || *v > pep440::Version::parse(ctx.python_full)))
-                        ctx.python_full = v->str();
-                }
+        if (auto offered = releases.find(minor); offered != releases.end())
+            for (const auto& version : offered->second) {
+                auto v = pep440::Version::try_parse(version);
+                if (v && (ctx.python_full == minor + ".0" || *v > pep440::Version::parse(ctx.python_full)))
+                    ctx.python_full = v->str();
+            }
         SolvPool sp(ctx);
         std::vector<Job> jobs = spec_jobs;
         bool conda_python = std::any_of(sp.candidates().begin(), sp.candidates().end(),

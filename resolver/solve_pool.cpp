@@ -358,14 +358,19 @@ void SolvPool::add_candidates() {
         add_virtual("__win", "0");
     }
 
-    for (const auto& tk : t.toolkits) {
+    // A machine's own toolkits and compilers: fixed, so in the highest-priority repo.
+    auto system_tool = [](CandKind kind, const char* name, const std::string& version, const std::string& path) {
         Candidate c;
-        c.kind = CandKind::system_nvcc;
-        c.record.name = "nvcc";
-        c.record.version = tk.version;
-        c.record.url = tk.path;
-        c.solv_name = "system:nvcc";
+        c.kind = kind;
+        c.record.name = name;
+        c.record.version = version;
+        c.record.url = path;
+        c.solv_name = std::string("system:") + name;
         c.repo_priority = 1000;
+        return c;
+    };
+    for (const auto& tk : t.toolkits) {
+        Candidate c = system_tool(CandKind::system_nvcc, "nvcc", tk.version, tk.path);
         if (auto gcc = knowledge::newest_gcc_major(k, major_minor(tk.version)))
             c.deps.push_back("hostcc\t" + std::to_string(*gcc));
         nvcc_providers_.push_back(cands_.size());
@@ -376,14 +381,8 @@ void SolvPool::add_candidates() {
         if (cc.kind != "gcc" && cc.kind != "g++") continue;
         int major = major_of(cc.version);
         if (major == 0 || !seen_majors.insert(major).second) continue;
-        Candidate c;
-        c.kind = CandKind::system_compiler;
-        c.record.name = "gcc";
-        c.record.version = cc.version;
-        c.record.url = cc.path;
-        c.solv_name = "system:gcc";
+        Candidate c = system_tool(CandKind::system_compiler, "gcc", cc.version, cc.path);
         c.compiler_major = major;
-        c.repo_priority = 1000;
         compiler_providers_.push_back(cands_.size());
         cands_.push_back(std::move(c));
     }
