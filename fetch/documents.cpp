@@ -25,7 +25,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
         auto& entry = cached[i];
         if (entry && (ctx.offline || entry->fresh(now))) {
-            d.status = 200;
+            d.status = entry->status;
             d.from_cache = true;
             d.content_type = entry->content_type;
             d.data = std::move(entry->data);
@@ -55,7 +55,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         auto& entry = cached[i];
         if (r.status == 304 && entry && r.error.empty()) {
             cache_touch(ctx.cache_dir, d.fetched_url, requests[i].accept);
-            d.status = 200;
+            d.status = entry->status;
             d.from_cache = d.revalidated = true;
             d.content_type = entry->content_type;
             d.data = std::move(entry->data);
@@ -65,6 +65,15 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         d.status = r.status;
         d.error = r.error;
         d.content_type = r.content_type;
+        // A 404 is kept too (without its body), so --offline knows a project is not on an index.
+        if (r.error.empty() && r.status == 404 && !is_file_url(d.fetched_url)) {
+            CacheEntry meta;
+            meta.status = 404;
+            meta.etag = r.etag;
+            meta.last_modified = r.last_modified;
+            meta.cache_control = r.cache_control;
+            cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, "");
+        }
         if (r.ok()) {
             if (!is_file_url(d.fetched_url)) {
                 CacheEntry meta;

@@ -88,6 +88,7 @@ std::optional<CacheEntry> cache_read(const fs::path& dir, std::string_view url, 
     if (meta_end == std::string_view::npos) return std::nullopt;
     try {
         auto meta = nlohmann::json::parse(all.substr(kMagic.size(), meta_end - kMagic.size()));
+        e.status = meta.value("status", 200L);
         e.etag = meta.value("etag", "");
         e.last_modified = meta.value("last_modified", "");
         e.cache_control = meta.value("cache_control", "");
@@ -107,7 +108,7 @@ bool cache_write(const fs::path& dir, std::string_view url, std::string_view key
     fs::path path = cache_entry_path(dir, url, key);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    nlohmann::json j = {{"url", redact_url(url)},          {"etag", meta.etag},
+    nlohmann::json j = {{"url", redact_url(url)},          {"status", meta.status}, {"etag", meta.etag},
                         {"last_modified", meta.last_modified}, {"cache_control", meta.cache_control},
                         {"content_type", meta.content_type},   {"size", body.size()}};
     std::string header = std::string(kMagic) + j.dump() + "\n";

@@ -18,6 +18,7 @@ namespace envlock::fetch {
 std::filesystem::path default_cache_dir();
 
 struct CacheEntry {
+    long status = 200;     // 200, or 404: "not on this index" is an answer worth keeping too
     std::string etag, last_modified, cache_control, content_type;
     std::time_t validated_at = 0;
     // The entry file's bytes; the body is data[body_offset..]. The string has spare

@@ -22,6 +22,7 @@ FetchContext load_fetch_context(const CommandLineSettings& cli) { return load_fe
 FetchContext load_fetch_context(const CommandLineSettings& cli, const fs::path& config_path) {
     FetchContext ctx;
     ctx.cache_dir = default_cache_dir();
+    ctx.transport.pool = make_connection_pool();
     std::vector<MirrorRule> config_rules;
 
     std::error_code ec;

@@ -20,6 +20,11 @@
 
 namespace envlock::fetch {
 
+struct ConnectionPool {
+    CURLSH* share = nullptr;
+    ~ConnectionPool() { curl_share_cleanup(share); }
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -190,6 +195,7 @@ void configure(Transfer& t, const std::string& ca) {
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    if (t.options->pool) curl_easy_setopt(e, CURLOPT_SHARE, t.options->pool->share);
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);   // fewer callbacks on big bodies
     curl_slist_free_all(t.header_list);
     t.header_list = nullptr;
@@ -298,6 +304,15 @@ void complete(Transfer& t) {
 }
 
 }  // namespace
+
+std::shared_ptr<ConnectionPool> make_connection_pool() {
+    global_init();
+    auto pool = std::make_shared<ConnectionPool>();
+    pool->share = curl_share_init();
+    for (auto data : {CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION})
+        curl_share_setopt(pool->share, CURLSHOPT_SHARE, data);
+    return pool;
+}
 
 std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options) {
     global_init();

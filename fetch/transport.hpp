@@ -5,11 +5,18 @@
 // usual variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), credentials from the
 // URL or ~/.netrc; neither ever appears in an error message (URLs are redacted).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace envlock::fetch {
+
+// Open connections, DNS answers and TLS sessions kept from one perform() call to the next, so
+// a resolve that fetches in waves connects to each host once, not once per wave. Copies of
+// the options share it; one perform() at a time may use a pool.
+struct ConnectionPool;
+std::shared_ptr<ConnectionPool> make_connection_pool();
 
 struct TransportOptions {
     int jobs = 8;                    // transfers in flight at once
@@ -20,6 +27,7 @@ struct TransportOptions {
     long backoff_ms = 500;           // wait before the first retry; doubles each time
     long max_retry_after_s = 60;     // a longer Retry-After is capped to this
     std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
+    std::shared_ptr<ConnectionPool> pool;   // null: each perform() connects afresh
 };
 
 struct Request {

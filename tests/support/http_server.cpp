@@ -95,6 +95,9 @@ HttpServer::HttpServer(std::string root_dir, int port)
     server_->set_read_timeout(2, 0);
     server_->set_write_timeout(2, 0);
     server_->set_keep_alive_timeout(2);
+    // A keep-alive connection holds one of httplib's threads (8 by default) until it closes:
+    // a client that keeps its connections between fetches would otherwise starve the next.
+    server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
 
     auto handler = [this, state, root](const httplib::Request& req, httplib::Response& res) {
         SeenRequest seen{req.method, req.path, {req.headers.begin(), req.headers.end()}, 0};

@@ -111,6 +111,27 @@ TEST_CASE("offline answers from the cache and marks what is missing, without tou
     CHECK(server.requests().empty());
 }
 
+TEST_CASE("a 404 is remembered, so offline knows the page is not there rather than not cached") {
+    TempTree t;
+    t.write("www/a.json", "{}");
+    HttpServer server(t.str() + "/www");
+    auto ctx = context(t);
+    CHECK(get_documents({{server.url() + "/simple/torch/", ""}}, ctx).at(0).status == 404);
+    server.clear_requests();
+    ctx.offline = true;
+    auto d = get_documents({{server.url() + "/simple/torch/", ""}}, ctx).at(0);
+    CHECK(d.status == 404);
+    CHECK(d.from_cache);
+    CHECK_FALSE(d.missing_offline);
+    CHECK(server.requests().empty());
+    // Online again, a remembered 404 is asked again: the page may exist by now.
+    ctx.offline = false;
+    t.write("www/torch.html", "<a href='torch-1.9.1.tar.gz'>torch</a>");
+    get_documents({{server.url() + "/torch.html", ""}}, ctx);   // not cached as 404 before: a plain 200
+    CHECK(get_documents({{server.url() + "/simple/torch/", ""}}, ctx).at(0).status == 404);
+    CHECK(server.requests().size() == 2);
+}
+
 TEST_CASE("a body cut short by the network never lands in the cache") {
     TempTree t;
     t.write("www/big.json", std::string(100000, ' ') + "{}");

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fetch/http_cache.hpp"
 #include "temp_tree.hpp"
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
@@ -197,8 +198,10 @@ TEST_CASE("index list: transient faults are retried; persistent ones exit 3 nami
     auto r = broken.list({"pytorch", "--channel", broken.url + "/ch"});
     CHECK(r.exit_code == 3);
     CHECK(r.err.find("cannot fetch " + broken.url + "/ch/linux-64/repodata.json") != std::string::npos);
-    // Only the noarch subdir made it into the cache; the truncated index did not.
-    CHECK(broken.cache_files() == 1);
+    // The noarch subdir made it into the cache (and the two .zst 404s); the truncated index did not.
+    CHECK(broken.cache_files() == 3);
+    CHECK(envlock::fetch::cache_read(broken.tree.path() / "cache", broken.url + "/ch/noarch/repodata.json"));
+    CHECK_FALSE(envlock::fetch::cache_read(broken.tree.path() / "cache", broken.url + "/ch/linux-64/repodata.json"));
 
     auto down = broken.list({"pytorch", "--channel", "http://127.0.0.1:1/ch"});
     CHECK(down.exit_code == 3);
