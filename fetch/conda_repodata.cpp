@@ -488,7 +488,7 @@ SparseRepodata index_repodata(std::string json, std::size_t offset, const Repoda
             read_raw_record(side, out, raw, scratch);
             name = scratch.name;
         }
-        if (!last || name != last_name || escaped || name.data() == scratch.name.data()) {
+        if (!last || name != last_name) {
             auto it = out.by_name.try_emplace(std::string(name)).first;
             last = &it->second;
             last_name = it->first;   // node-based map: the key stays put
@@ -517,7 +517,8 @@ SparseRepodata index_repodata(std::string json, std::size_t offset, const Repoda
     return out;
 }
 
-void visit_records_of(const SparseRepodata& rd, const std::string& name, const std::function<void(IndexRecord&)>& visit) {
+void visit_records_of(const SparseRepodata& rd, const std::string& name,
+                      const std::function<void(IndexRecord&, std::size_t)>& visit) {
     auto it = rd.by_name.find(name);
     if (it == rd.by_name.end()) return;
     od::parser parser;
@@ -534,34 +535,23 @@ void visit_records_of(const SparseRepodata& rd, const std::string& name, const s
         } catch (...) {
             rethrow_malformed(rd.source.name, filename);
         }
-        visit(r);
+        visit(r, raw.record);
     }
 }
 
-IndexRecords records_of(const SparseRepodata& rd, const std::set<std::string>& names) {
-    std::vector<std::pair<const SparseRepodata::Raw*, const std::string*>> raws;
-    for (const auto& name : names)
-        if (auto it = rd.by_name.find(name); it != rd.by_name.end())
-            for (const auto& raw : it->second) raws.emplace_back(&raw, &name);
-    std::sort(raws.begin(), raws.end(), [](const auto& a, const auto& b) { return a.first->record < b.first->record; });
+IndexRecords in_file_order(std::vector<std::pair<std::size_t, IndexRecord>> records) {
+    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     IndexRecords out;
-    out.reserve(raws.size());
-    od::parser parser;
-    Info info{rd.subdir, rd.base_url};
-    IndexRecord r;
-    std::string filename;
-    for (const auto& [raw, name] : raws) {
-        filename = key_text(rd, *raw);
-        try {
-            read_raw_record(parser, rd, *raw, r);
-            if (r.name != *name && !r.name.empty()) continue;
-            finish_record(filename, info, rd.source, r);
-        } catch (...) {
-            rethrow_malformed(rd.source.name, filename);
-        }
-        out.push_back(std::move(r));
-    }
+    out.reserve(records.size());
+    for (auto& [position, r] : records) out.push_back(std::move(r));
     return out;
+}
+
+IndexRecords records_of(const SparseRepodata& rd, const std::set<std::string>& names) {
+    std::vector<std::pair<std::size_t, IndexRecord>> found;
+    for (const auto& name : names)
+        visit_records_of(rd, name, [&](IndexRecord& r, std::size_t position) { found.emplace_back(position, std::move(r)); });
+    return in_file_order(std::move(found));
 }
 
 std::string decompress_zstd(std::string_view compressed, std::string_view source_name) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "resolver/record.hpp"
@@ -64,9 +65,13 @@ struct SparseRepodata {
 // it is read.
 SparseRepodata index_repodata(std::string json, std::size_t offset, const RepodataSource& source);
 
-// The records of one package name, in file order (the record is reused between calls).
+// The records of one package name, in file order (the record is reused between calls), each
+// with its position in the file, so records of several names can be put back in file order.
 void visit_records_of(const SparseRepodata& repodata, const std::string& name,
-                      const std::function<void(IndexRecord&)>& visit);
+                      const std::function<void(IndexRecord&, std::size_t position)>& visit);
+
+// Records gathered with their positions, in file order.
+IndexRecords in_file_order(std::vector<std::pair<std::size_t, IndexRecord>> records);
 
 // The records of all the given names, in file order.
 IndexRecords records_of(const SparseRepodata& repodata, const std::set<std::string>& names);

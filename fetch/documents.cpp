@@ -66,23 +66,17 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         d.error = r.error;
         d.content_type = r.content_type;
         // A 404 is kept too (without its body), so --offline knows a project is not on an index.
-        if (r.error.empty() && r.status == 404 && !is_file_url(d.fetched_url)) {
+        bool not_found = r.error.empty() && r.status == 404;
+        if ((r.ok() || not_found) && !is_file_url(d.fetched_url)) {
             CacheEntry meta;
-            meta.status = 404;
+            meta.status = not_found ? 404 : 200;
             meta.etag = r.etag;
             meta.last_modified = r.last_modified;
             meta.cache_control = r.cache_control;
-            cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, "");
+            if (!not_found) meta.content_type = r.content_type;
+            cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, not_found ? std::string_view() : r.body);
         }
         if (r.ok()) {
-            if (!is_file_url(d.fetched_url)) {
-                CacheEntry meta;
-                meta.etag = r.etag;
-                meta.last_modified = r.last_modified;
-                meta.cache_control = r.cache_control;
-                meta.content_type = r.content_type;
-                cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, r.body);
-            }
             r.body.reserve(r.body.size() + 64);  // JSON parser padding
             d.data = std::move(r.body);
         }

@@ -59,23 +59,24 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
     auto reach = [&](const std::string& name) {
         if (reached.insert(name).second) queue.push_back(name);
     };
+    // Each reached record is read once: for its depends now, and kept for the solve.
+    std::vector<std::vector<std::pair<size_t, IndexRecord>>> kept(sparse.size());
     for (const auto& r : roots) reach(r);
     while (!queue.empty()) {
         std::string name = queue.front();
         queue.pop_front();
-        for (const auto& s : sparse)
-            visit_records_of(s, name, [&](IndexRecord& r) {
+        for (size_t i = 0; i < sparse.size(); ++i)
+            visit_records_of(sparse[i], name, [&](IndexRecord& r, size_t position) {
                 for (const auto& d : r.depends) reach(name_of_matchspec(d));
+                strip_credentials(r);
+                kept[i].emplace_back(position, std::move(r));
             });
     }
     std::vector<CondaChannelRecords> out;
     for (const auto& ch : channels) out.push_back({ch, {}});
     for (size_t i = 0; i < sparse.size(); ++i) {
         auto& records = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.channel == docs[i].channel; })->records;
-        for (auto& r : records_of(sparse[i], reached)) {
-            strip_credentials(r);
-            records.push_back(std::move(r));
-        }
+        for (auto& r : in_file_order(std::move(kept[i]))) records.push_back(std::move(r));
     }
     return out;
 }

@@ -143,14 +143,16 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
     IndexRecords out;
     for (auto& doc : fetch_repodata(sources.channels, sources.subdirs, ctx)) {
         std::string_view json = std::string_view(doc.json).substr(doc.offset);
-        auto add = [&](IndexRecord& r) { out.push_back(std::move(r)); };
+        auto add = [&](IndexRecord& r) {
+            strip_credentials(r);   // find_pypi_records strips its own
+            out.push_back(std::move(r));
+        };
         if (doc.json.capacity() >= doc.json.size() + 64) visit_repodata_padded(json, doc.source, name, add);
         else visit_repodata(json, doc.source, name, add);
     }
 
     auto pypi = find_pypi_records(sources, {std::string(name)}, ctx);
     for (auto& r : pypi.front()) out.push_back(std::move(r));
-    for (auto& r : out) strip_credentials(r);
     return out;
 }
 

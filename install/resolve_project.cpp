@@ -76,6 +76,13 @@ std::string version_of_rev(const std::string& rev) {
     return "0+g" + (tag.empty() ? std::string("head") : tag.substr(0, 7));
 }
 
+// Adds what a flag asked for to a list in the spec, once each, sorted.
+void remember_in(std::vector<std::string>& list, const std::set<std::string>& added) {
+    for (const auto& a : added)
+        if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+    std::sort(list.begin(), list.end());
+}
+
 // A source the existing lock already pinned to a commit keeps that commit, as locked versions
 // do (minimal change): asking the remote again costs a round trip per source and could move
 // a branch under the user. --update NAME or --update-all asks again.
@@ -163,9 +170,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.update = o.update;
     in.update_all = o.update_all;
     // --uses is remembered in the spec, so a re-resolve and `check` see it too.
-    for (const auto& u : o.uses)
-        if (std::find(in.spec.uses.begin(), in.spec.uses.end(), u) == in.spec.uses.end()) in.spec.uses.push_back(u);
-    std::sort(in.spec.uses.begin(), in.spec.uses.end());
+    remember_in(in.spec.uses, o.uses);
     in.uses.insert(in.spec.uses.begin(), in.spec.uses.end());
     // So is --allow-advisory; an id the knowledge base does not have is a typo, not a no-op.
     for (const auto& id : o.allow_advisories) {
@@ -175,10 +180,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             for (const auto& a : known) ids += "\n  " + a.id;
             throw InputError("--allow-advisory " + id + ": no advisory has that id; the knowledge base has:" + ids);
         }
-        if (std::find(in.spec.allow_advisories.begin(), in.spec.allow_advisories.end(), id) == in.spec.allow_advisories.end())
-            in.spec.allow_advisories.push_back(id);
     }
-    if (!o.allow_advisories.empty()) std::sort(in.spec.allow_advisories.begin(), in.spec.allow_advisories.end());
+    if (!o.allow_advisories.empty()) remember_in(in.spec.allow_advisories, o.allow_advisories);
     if (loc.previous)
         for (const auto& p : loc.previous->packages)
             in.previous[(p.kind == Ecosystem::conda ? "conda:" : "pypi:") +

@@ -194,7 +194,7 @@ TEST_CASE("sparse repodata: indexed by name, each name's records read only when 
     CHECK(rd.by_name.size() == 2);
     CHECK(rd.by_name.at("pytorch").size() == 2);
     IndexRecords read;
-    visit_records_of(rd, "pytorch", [&](IndexRecord& r) { read.push_back(r); });
+    visit_records_of(rd, "pytorch", [&](IndexRecord& r, size_t) { read.push_back(r); });
     auto full = parse_repodata_for(kRepodata, {"https://conda.anaconda.org/pytorch", "linux-64", "src"}, "pytorch");
     REQUIRE(read.size() == full.size());
     for (size_t i = 0; i < read.size(); ++i) {
@@ -204,7 +204,7 @@ TEST_CASE("sparse repodata: indexed by name, each name's records read only when 
         CHECK(read[i].sha256 == full[i].sha256);
     }
     size_t none = 0;
-    visit_records_of(rd, "torch", [&](IndexRecord&) { ++none; });
+    visit_records_of(rd, "torch", [&](IndexRecord&, size_t) { ++none; });
     CHECK(none == 0);
 }
 
