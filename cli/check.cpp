@@ -3,9 +3,9 @@
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
 #include "cli/shared_flags.hpp"
-#include "install/files.hpp"
-#include "resolver/knowledge.hpp"
-#include "resolver/lock.hpp"
+#include "fetch/files.hpp"
+#include "resolver/knowledge/knowledge.hpp"
+#include "resolver/lock/lock.hpp"
 
 namespace envlock::cli {
 

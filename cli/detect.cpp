@@ -6,9 +6,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/shared_flags.hpp"
-#include "resolver/detect.hpp"
-#include "resolver/knowledge.hpp"
-#include "resolver/target_io.hpp"
+#include "resolver/knowledge/detect.hpp"
+#include "resolver/knowledge/knowledge.hpp"
+#include "resolver/lock/target_io.hpp"
 
 namespace envlock::cli {
 

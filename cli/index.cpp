@@ -9,7 +9,7 @@
 #include "fetch/index_listing.hpp"
 #include "fetch/index_sources.hpp"
 #include "fetch/settings.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::cli {
 

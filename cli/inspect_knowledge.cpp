@@ -8,8 +8,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/shared_flags.hpp"
-#include "resolver/errors.hpp"
-#include "resolver/knowledge.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/knowledge/knowledge.hpp"
 
 namespace envlock::cli {
 namespace {

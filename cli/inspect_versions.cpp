@@ -6,13 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "resolver/conda_filename.hpp"
-#include "resolver/conda_version.hpp"
-#include "resolver/errors.hpp"
-#include "resolver/matchspec.hpp"
-#include "resolver/pep440.hpp"
-#include "resolver/pep508.hpp"
-#include "resolver/wheel.hpp"
+#include "resolver/specs/conda_filename.hpp"
+#include "resolver/specs/conda_version.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/matchspec.hpp"
+#include "resolver/specs/pep440.hpp"
+#include "resolver/specs/pep508.hpp"
+#include "resolver/specs/wheel.hpp"
 
 
 namespace envlock::cli {

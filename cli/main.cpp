@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 int main(int argc, char** argv) {
     CLI::App app{"envlock: lock and install deep-learning paper environments for the GPU machine at hand"};

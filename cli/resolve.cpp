@@ -2,7 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/shared_flags.hpp"
-#include "install/resolve_project.hpp"
+#include "resolver/workflow/resolve_project.hpp"
 
 namespace envlock::cli {
 

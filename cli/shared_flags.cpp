@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "resolver/knowledge.hpp"
+#include "resolver/knowledge/knowledge.hpp"
 
 namespace envlock::cli {
 

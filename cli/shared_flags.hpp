@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "resolver/detect.hpp"
+#include "resolver/knowledge/detect.hpp"
 
 namespace envlock::cli {
 

@@ -3,10 +3,10 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "resolver/errors.hpp"
-#include "resolver/infer.hpp"
-#include "resolver/infer_recipe.hpp"
-#include "resolver/spec_io.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/infer/infer.hpp"
+#include "resolver/infer/recipe.hpp"
+#include "resolver/lock/spec_io.hpp"
 
 namespace envlock::cli {
 

@@ -4,10 +4,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
-#include "install/files.hpp"
-#include "resolver/errors.hpp"
-#include "resolver/lock.hpp"
-#include "resolver/pep508.hpp"
+#include "fetch/files.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/lock.hpp"
+#include "resolver/specs/pep508.hpp"
 
 namespace envlock::cli {
 

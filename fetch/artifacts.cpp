@@ -1,7 +1,7 @@
 #include "fetch/artifacts.hpp"
 
 #include "fetch/url.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
 

@@ -9,7 +9,7 @@
 #include <simdjson.h>
 
 #include "fetch/url.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
 

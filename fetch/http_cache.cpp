@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fetch/url.hpp"
-#include "resolver/sha256.hpp"
+#include "resolver/lock/sha256.hpp"
 
 namespace envlock::fetch {
 

@@ -6,8 +6,8 @@
 #include <deque>
 #include <set>
 
-#include "resolver/errors.hpp"
-#include "resolver/pep440.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep440.hpp"
 
 namespace envlock::fetch {
 

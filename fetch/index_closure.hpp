@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fetch/index_sources.hpp"
-#include "resolver/pep508.hpp"
-#include "resolver/solve.hpp"
+#include "resolver/specs/pep508.hpp"
+#include "resolver/specs/record.hpp"
 
 namespace envlock::fetch {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <tuple>
 
-#include "resolver/conda_version.hpp"
-#include "resolver/pep440.hpp"
+#include "resolver/specs/conda_version.hpp"
+#include "resolver/specs/pep440.hpp"
 
 namespace envlock::fetch {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "resolver/record.hpp"
+#include "resolver/specs/record.hpp"
 
 namespace envlock::fetch {
 

@@ -19,7 +19,7 @@
 
 #include "fetch/conda_repodata.hpp"
 #include "fetch/settings.hpp"
-#include "resolver/record.hpp"
+#include "resolver/specs/record.hpp"
 
 namespace envlock::fetch {
 

@@ -1,6 +1,6 @@
 #include "fetch/mirrors.hpp"
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fetch/url.hpp"
-#include "resolver/errors.hpp"
-#include "resolver/pep508.hpp"
-#include "resolver/wheel.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep508.hpp"
+#include "resolver/specs/wheel.hpp"
 
 namespace envlock::fetch {
 

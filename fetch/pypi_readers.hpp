@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "resolver/record.hpp"
+#include "resolver/specs/record.hpp"
 
 namespace envlock::fetch {
 

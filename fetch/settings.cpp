@@ -5,7 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "fetch/http_cache.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
 

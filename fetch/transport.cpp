@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "fetch/url.hpp"
-#include "resolver/sha256.hpp"
+#include "resolver/lock/sha256.hpp"
 
 namespace envlock::fetch {
 

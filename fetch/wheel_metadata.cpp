@@ -7,7 +7,7 @@
 
 #include "fetch/documents.hpp"
 #include "fetch/pypi_readers.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
 

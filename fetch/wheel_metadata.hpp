@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "fetch/settings.hpp"
-#include "resolver/record.hpp"
+#include "resolver/specs/record.hpp"
 
 namespace envlock::fetch {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "resolver/errors.hpp"
-#include "resolver/sha256.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/sha256.hpp"
 
 namespace envlock::mirror {
 namespace {

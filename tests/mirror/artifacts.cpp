@@ -1,6 +1,6 @@
 #include "tests/mirror/artifacts.hpp"
 
-#include "resolver/pep508.hpp"
+#include "resolver/specs/pep508.hpp"
 
 #include <nlohmann/json.hpp>
 

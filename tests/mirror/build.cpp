@@ -2,7 +2,7 @@
 #include <map>
 #include <unistd.h>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "tests/mirror/conda_tables.hpp"
 #include "tests/mirror/files.hpp"
 #include "tests/mirror/git_repo.hpp"

@@ -16,8 +16,8 @@
 #include <regex>
 #include <set>
 
-#include "resolver/errors.hpp"
-#include "resolver/sha256.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/sha256.hpp"
 
 namespace envlock::mirror {
 namespace {

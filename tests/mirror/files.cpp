@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::mirror {
 

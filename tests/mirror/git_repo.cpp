@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "tests/mirror/files.hpp"
 
 extern char** environ;

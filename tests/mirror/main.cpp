@@ -7,7 +7,7 @@
 #include <iostream>
 #include <memory>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "tests/mirror/mirror.hpp"
 #include "tests/support/http_server.hpp"
 

@@ -5,7 +5,7 @@
 #include <regex>
 #include <sstream>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::mirror {
 namespace {

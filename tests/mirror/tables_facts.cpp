@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "tests/mirror/tables.hpp"
 
 namespace envlock::mirror {

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "resolver/conda_filename.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/conda_filename.hpp"
+#include "resolver/specs/errors.hpp"
 
 using envlock::conda::DistName;
 using envlock::conda::PackageFilename;

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "resolver/errors.hpp"
-#include "resolver/matchspec.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/matchspec.hpp"
 
 using envlock::IndexRecord;
 using envlock::conda::DistName;

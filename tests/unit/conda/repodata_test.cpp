@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "resolver/matchspec.hpp"
+#include "resolver/specs/matchspec.hpp"
 
 using envlock::IndexRecord;
 using envlock::conda::DistName;

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "resolver/conda_version.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/conda_version.hpp"
+#include "resolver/specs/errors.hpp"
 
 using envlock::conda::Version;
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "resolver/conda_version.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/conda_version.hpp"
+#include "resolver/specs/errors.hpp"
 
 using envlock::conda::Version;
 using envlock::conda::VersionSpec;

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "fetch/artifacts.hpp"
-#include "resolver/errors.hpp"
-#include "resolver/sha256.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/sha256.hpp"
 #include "temp_tree.hpp"
 #include "tests/support/http_server.hpp"
 

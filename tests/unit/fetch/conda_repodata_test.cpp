@@ -8,7 +8,7 @@
 
 #include "fetch/conda_repodata.hpp"
 #include "fetch/http_cache.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "temp_tree.hpp"
 
 using namespace envlock;

@@ -5,7 +5,7 @@
 
 #include "fetch/http_cache.hpp"
 #include "fetch/pypi_readers.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "temp_tree.hpp"
 
 using namespace envlock;

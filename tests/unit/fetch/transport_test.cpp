@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "fetch/transport.hpp"
-#include "resolver/sha256.hpp"
+#include "resolver/lock/sha256.hpp"
 #include "temp_tree.hpp"
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"

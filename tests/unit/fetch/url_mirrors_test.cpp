@@ -3,7 +3,7 @@
 #include "fetch/mirrors.hpp"
 #include "fetch/settings.hpp"
 #include "fetch/url.hpp"
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "temp_tree.hpp"
 
 using namespace envlock::fetch;

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixture.hpp"
-#include "resolver/spec_io.hpp"
+#include "resolver/lock/spec_io.hpp"
 #include "tests/support/run_envlock.hpp"
 
 using namespace envlock;

@@ -1,7 +1,7 @@
 // Two pins on one project: can both hold?
 #include <doctest/doctest.h>
 
-#include "resolver/infer_parts.hpp"
+#include "resolver/infer/parts.hpp"
 
 using namespace envlock;
 using namespace envlock::infer;

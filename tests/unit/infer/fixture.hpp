@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "resolver/infer.hpp"
-#include "resolver/spec.hpp"
+#include "resolver/infer/infer.hpp"
+#include "resolver/lock/spec.hpp"
 
 namespace envlock::test {
 

@@ -1,7 +1,7 @@
 // Code blocks out of markdown and simple commands out of shell text.
 #include <doctest/doctest.h>
 
-#include "resolver/infer_parts.hpp"
+#include "resolver/infer/parts.hpp"
 
 using namespace envlock::infer;
 

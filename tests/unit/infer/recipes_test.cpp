@@ -5,10 +5,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "resolver/errors.hpp"
-#include "resolver/infer_parts.hpp"
-#include "resolver/infer_recipe.hpp"
-#include "resolver/spec_io.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/infer/parts.hpp"
+#include "resolver/infer/recipe.hpp"
+#include "resolver/lock/spec_io.hpp"
 
 using namespace envlock;
 

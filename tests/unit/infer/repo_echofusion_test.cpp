@@ -5,7 +5,7 @@
 
 #include "fixture.hpp"
 #include "fixtures_mmdet3d.hpp"
-#include "resolver/spec_io.hpp"
+#include "resolver/lock/spec_io.hpp"
 
 using namespace envlock;
 using namespace envlock::test;

@@ -1,7 +1,7 @@
 // requirements.txt as pip reads it.
 #include <doctest/doctest.h>
 
-#include "resolver/infer_parts.hpp"
+#include "resolver/infer/parts.hpp"
 
 using namespace envlock::infer;
 using K = PipItem::Kind;

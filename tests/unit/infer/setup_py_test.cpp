@@ -1,9 +1,9 @@
 // setup.py, setup.cfg and pyproject.toml read without running anything.
 #include <doctest/doctest.h>
 
-#include "resolver/errors.hpp"
-#include "resolver/infer_parts.hpp"
-#include "resolver/infer_python.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/infer/parts.hpp"
+#include "resolver/infer/python.hpp"
 
 using namespace envlock;
 using namespace envlock::infer;

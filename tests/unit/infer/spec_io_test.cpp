@@ -1,9 +1,9 @@
 // The Spec's YAML form: hand-editable, deterministic, validated with line numbers.
 #include <doctest/doctest.h>
 
-#include "resolver/errors.hpp"
-#include "resolver/infer.hpp"
-#include "resolver/spec_io.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/infer/infer.hpp"
+#include "resolver/lock/spec_io.hpp"
 
 using namespace envlock;
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "resolver/json_schema.hpp"
+#include "resolver/lock/json_schema.hpp"
 
 using envlock::validate;
 using nlohmann::json;

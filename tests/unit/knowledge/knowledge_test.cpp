@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
-#include "resolver/errors.hpp"
-#include "resolver/json_schema.hpp"
-#include "resolver/knowledge.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/json_schema.hpp"
+#include "resolver/knowledge/knowledge.hpp"
 
 namespace kb = envlock::knowledge;
 namespace fs = std::filesystem;

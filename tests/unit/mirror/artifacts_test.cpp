@@ -4,7 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "tests/mirror/archive.hpp"
 #include "tests/mirror/artifacts.hpp"
 

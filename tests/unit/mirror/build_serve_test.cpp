@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "tests/mirror/archive.hpp"
 #include "tests/mirror/git_repo.hpp"
 #include "tests/mirror/tables.hpp"

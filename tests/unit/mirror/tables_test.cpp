@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "resolver/errors.hpp"
+#include "resolver/specs/errors.hpp"
 #include "tests/mirror/python_tables.hpp"
 #include "tests/mirror/tables.hpp"
 #include "tests/unit/mirror/mirror_fixture.hpp"

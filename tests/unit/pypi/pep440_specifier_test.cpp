@@ -1,8 +1,8 @@
 // PEP 440 version specifiers, with pip's (packaging's) special rules.
 #include <doctest/doctest.h>
 
-#include "resolver/errors.hpp"
-#include "resolver/pep440.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep440.hpp"
 
 using envlock::pep440::SpecifierSet;
 using envlock::pep440::Version;

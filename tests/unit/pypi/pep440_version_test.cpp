@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <random>
 
-#include "resolver/errors.hpp"
-#include "resolver/pep440.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep440.hpp"
 
 using envlock::pep440::Version;
 

@@ -1,8 +1,8 @@
 // PEP 508 requirements and markers, PEP 503 names.
 #include <doctest/doctest.h>
 
-#include "resolver/errors.hpp"
-#include "resolver/pep508.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep508.hpp"
 
 using envlock::pep440::Version;
 using envlock::pep508::Marker;

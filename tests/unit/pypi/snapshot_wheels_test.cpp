@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "resolver/pep440.hpp"
-#include "resolver/wheel.hpp"
+#include "resolver/specs/pep440.hpp"
+#include "resolver/specs/wheel.hpp"
 
 using envlock::wheel::WheelName;
 

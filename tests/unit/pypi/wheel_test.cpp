@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "resolver/errors.hpp"
-#include "resolver/wheel.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/wheel.hpp"
 
 using envlock::wheel::best_tag_rank;
 using envlock::wheel::compatible_tags;

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "resolver/errors.hpp"
-#include "resolver/lock.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/lock.hpp"
 
 using namespace envlock;
 

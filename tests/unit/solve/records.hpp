@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "resolver/record.hpp"
-#include "resolver/sha256.hpp"
-#include "resolver/spec.hpp"
-#include "resolver/target.hpp"
+#include "resolver/specs/record.hpp"
+#include "resolver/lock/sha256.hpp"
+#include "resolver/lock/spec.hpp"
+#include "resolver/lock/target.hpp"
 
 namespace envlock::test {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "resolver/knowledge.hpp"
-#include "resolver/solve.hpp"
+#include "resolver/knowledge/knowledge.hpp"
+#include "resolver/solve/solve.hpp"
 #include "tests/unit/solve/records.hpp"
 
 using namespace envlock;

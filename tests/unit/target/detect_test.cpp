@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "resolver/detect.hpp"
-#include "resolver/errors.hpp"
-#include "resolver/knowledge.hpp"
+#include "resolver/knowledge/detect.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/knowledge/knowledge.hpp"
 #include "tests/unit/target/fake_machine.hpp"
 
 using envlock::test::FakeMachine;

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "resolver/detect.hpp"
+#include "resolver/knowledge/detect.hpp"
 
 namespace envlock::test {
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "resolver/errors.hpp"
-#include "resolver/target_io.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/target_io.hpp"
 
 namespace {
 envlock::Target sample() {

@@ -1,0 +1,359 @@
+// Inference: which files are followed, in which order, and how their pieces merge into a Spec.
+//
+// Order: the install docs' shell blocks first (they are what the authors ran), then the repo's
+// own requirements.txt, packaging metadata and environment.yml when no doc step read them, then
+// extension builds found by scanning (make.sh, setup.py with CUDAExtension, .cu directories).
+#include <algorithm>
+#include <cctype>
+
+#include "resolver/infer/context.hpp"
+#include "resolver/lock/spec_io.hpp"
+
+namespace envlock::infer {
+
+void Inference::used(const std::string& file) {
+    if (std::find(spec.inferred_from.begin(), spec.inferred_from.end(), file) == spec.inferred_from.end())
+        spec.inferred_from.push_back(file);
+}
+
+void Inference::add_unique(std::vector<std::string>& list, const std::string& value) {
+    if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+}
+
+void Inference::requirement(const SpecRequirement& r) {
+    // A spec must read back: text that is no requirement in its ecosystem becomes a note.
+    if (auto problem = requirement_problem(r)) {
+        note("ignored", r.text, "not a requirement envlock can read: " + *problem, r.from);
+        return;
+    }
+    for (const auto& have : spec.requirements)
+        if (have.text == r.text && have.ecosystem == r.ecosystem) return;
+    spec.requirements.push_back(r);
+    if (!r.from.file.empty()) used(r.from.file);
+}
+
+void Inference::note(const std::string& kind, const std::string& text, const std::string& why, const Provenance& from) {
+    for (const auto& n : spec.notes)
+        if (n.kind == kind && n.text == text && n.from.file == from.file && n.from.line == from.line) return;
+    spec.notes.push_back({kind, text, why, from});
+}
+
+void Inference::python(const std::string& constraint, const Provenance& from) {
+    if (spec.python.empty()) spec.python = constraint;
+    std::string text = "python";
+    for (char c : constraint)
+        if (c != ' ') text += c;
+    if (!constraint.empty() && std::isdigit(static_cast<unsigned char>(constraint[0]))) text = "python=" + constraint;
+    requirement({text, "conda", from});
+}
+
+std::size_t Inference::source(const std::string& url, const std::string& source_name, const std::string& rev, const Provenance& from) {
+    auto git = normalize_git_url(url);
+    for (std::size_t i = 0; i < spec.sources.size(); ++i) {
+        if (spec.sources[i].git == git) {
+            if (spec.sources[i].rev.empty() && !rev.empty()) {
+                spec.sources[i].rev = rev;
+                spec.sources[i].from = from;
+            }
+            return i;
+        }
+    }
+    spec.sources.push_back({source_name.empty() ? repo_basename(url) : source_name, git, rev, from, ""});
+    used(from.file);
+    return spec.sources.size() - 1;
+}
+
+void Inference::pip_item(const PipItem& item, const std::string& base_dir, const Provenance& from, int depth, const DocState* doc) {
+    using K = PipItem::Kind;
+    auto resolve = [&](const std::string& rel) { return doc ? doc->resolve(rel) : join_path(base_dir, rel); };
+    switch (item.kind) {
+        case K::requirement:
+            requirement({item.value, "pypi", from});
+            break;
+        case K::include:
+            requirements_file(resolve(item.value), from, false, depth + 1);
+            break;
+        case K::constraint:
+            requirements_file(resolve(item.value), from, true, depth + 1);
+            break;
+        case K::find_links:
+            if (contains(item.value, "://")) {
+                add_unique(spec.find_links, item.value);
+                used(from.file);
+            } else {
+                note("ignored", "--find-links " + item.value, "a local directory of the author's machine", from);
+            }
+            break;
+        case K::index_url:
+            if (std::find(spec.indexes.begin(), spec.indexes.end(), item.value) == spec.indexes.end())
+                spec.indexes.insert(spec.indexes.begin(), item.value);
+            used(from.file);
+            break;
+        case K::extra_index_url:
+            if (spec.indexes.empty()) spec.indexes.push_back("https://pypi.org/simple");
+            add_unique(spec.indexes, item.value);
+            used(from.file);
+            break;
+        case K::vcs: {
+            if (lowercase(repo_basename(item.value)) == lowercase(name)) {
+                // `pip install git+<this repo>`: the checkout itself, as `pip install .` would.
+                install_dir("", item.editable ? "pip install -e ." : "pip install .", from, doc);
+                break;
+            }
+            auto i = source(item.value, item.egg, item.rev, from);
+            if (spec.sources[i].install.empty()) spec.sources[i].install = item.editable ? "pip install -e ." : "pip install .";
+            break;
+        }
+        case K::local: {
+            auto dir = resolve(item.value);
+            install_dir(dir, item.editable ? "pip install -e ." : "pip install .", from, doc);
+            break;
+        }
+        case K::url:
+            note("ignored", item.value, "a direct archive URL; envlock locks index packages and git sources", from);
+            break;
+        case K::ignored:
+            break;
+    }
+}
+
+void Inference::requirements_file(const std::string& path, const Provenance& via, bool constraint, int depth) {
+    if (depth > 10) return;
+    if (path == "?" || !inside_repo(path) || !repo.has(path)) {
+        note("missing", path, "referenced by an install step but not in the checkout", via);
+        return;
+    }
+    if (!read_files.insert(path).second) return;
+    used(path);
+    auto base = parent_dir(path);
+    for (const auto& item : read_requirements_txt(*repo.get(path))) {
+        Provenance from{path, item.line};
+        if (constraint && item.kind == PipItem::Kind::requirement) {
+            note("constraint", item.value, "pip constraint (-c): limits the version if installed, does not require it",
+                 from);
+            continue;
+        }
+        pip_item(item, base, from, depth, nullptr);
+    }
+}
+
+// One requirement or location from a requirements file, environment.yml or a pip command line.
+bool Inference::has_files_under(const std::string& dir) const {
+    if (dir.empty()) return !repo.files.empty();
+    auto it = repo.files.lower_bound(dir + "/");
+    return it != repo.files.end() && starts_with(it->first, dir + "/");
+}
+
+void Inference::install_dir(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc) {
+    if (doc) {
+        if (auto src = doc->source_of(dir)) {
+            auto& s = spec.sources[src->first];
+            if (s.install.empty()) s.install = src->second.empty() ? command : "cd " + src->second + " && " + command;
+            // A clone that is not in the checkout: its install command is all we know.
+            if (!has_files_under(dir)) return;
+        }
+    }
+    if (dir == "?" || !inside_repo(dir)) return;
+    if (!installed_dirs.insert(dir).second) {
+        // A second build of an already-built extension directory is another way to do the same.
+        if (extension_dirs.count(dir) && !from.file.empty())
+            note("alternative", command, "another build of " + in_field(dir) + "; the first one documented is used",
+                 from);
+        return;
+    }
+    package(dir, command, from, doc);
+}
+
+void Inference::package(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc) {
+    auto at = [&](const char* file) { return dir.empty() ? std::string(file) : dir + "/" + file; };
+    std::vector<std::pair<std::string, PackageInfo>> infos;
+    if (auto* t = repo.get(at("pyproject.toml"))) infos.emplace_back(at("pyproject.toml"), read_pyproject(*t, at("pyproject.toml")));
+    if (auto* t = repo.get(at("setup.cfg"))) infos.emplace_back(at("setup.cfg"), read_setup_cfg(*t, at("setup.cfg")));
+    if (auto* t = repo.get(at("setup.py"))) infos.emplace_back(at("setup.py"), read_setup_py(*t, at("setup.py")));
+    if (infos.empty() && !from.file.empty())
+        note("ignored", command, "no setup.py, setup.cfg or pyproject.toml in " + in_field(dir), from);
+    for (auto& [file, info] : infos) {
+        bool contributed = false;
+        for (auto& r : info.install_requires) {
+            requirement(r);
+            contributed = true;
+        }
+        for (const auto& [txt, line] : info.requirement_files) {
+            auto path = join_path(dir, txt);
+            if (repo.has(path)) requirements_file(path, {file, line}, false);
+            contributed = true;
+        }
+        if (!info.python_requires.empty()) {
+            python(info.python_requires, info.python_from);
+            contributed = true;
+        }
+        for (auto& e : info.extras) note(e.kind, e.text, e.why, e.from);
+        for (auto& b : info.build_requires)
+            note("build", b.text, "build requirement; pip installs it in an isolated build environment", b.from);
+        if (!info.name.empty() && doc) {
+            if (auto src = doc->source_of(dir); src && src->second.empty()) spec.sources[src->first].name = info.name;
+        }
+        if (!info.extensions.empty()) {
+            extension(dir, info, command, from.file.empty() ? Provenance{file, info.extension_line} : from);
+            contributed = true;
+        }
+        if (contributed) used(file);
+    }
+    // A package of this checkout with no compiled code is still built and installed here
+    // (EchoFusion's vendored evaluator): record it so the installer runs its command.
+    bool in_source = doc && doc->source_of(dir);
+    if (!infos.empty() && !extension_dirs.count(dir) && !in_source) {
+        PackageInfo plain;
+        for (const auto& [file, info] : infos)
+            if (plain.name.empty()) plain.name = info.name;
+        if (plain.name.empty()) plain.name = dir.empty() ? name : filename_of(dir);
+        extension_dirs.insert(dir);
+        spec.extensions.push_back({plain.name, in_field(dir), command, "",
+                                   from.file.empty() ? Provenance{infos.front().first, 1} : from});
+        used(spec.extensions.back().from.file);
+    }
+}
+
+void Inference::extension(const std::string& dir, const PackageInfo& info, const std::string& command, const Provenance& from) {
+    if (!extension_dirs.insert(dir).second) return;
+    SpecExtension e;
+    e.name = info.extensions.size() == 1 || info.name.empty() ? info.extensions.front().module : info.name;
+    e.in = in_field(dir);
+    e.build = command;
+    for (std::size_t i = 0; i < info.extensions.size(); ++i)
+        e.import += (i ? ", " : "") + info.extensions[i].module;
+    e.cuda = info.cuda;
+    e.from = from;
+    spec.extensions.push_back(e);
+    used(from.file);
+}
+
+void Inference::environment_file(const std::string& path, const Provenance& via) {
+    if (!inside_repo(path) || !repo.has(path)) {
+        note("missing", path, "referenced by an install step but not in the checkout", via);
+        return;
+    }
+    if (!read_files.insert(path).second) return;
+    auto env = read_environment_yml(*repo.get(path), path);
+    used(path);
+    for (const auto& c : env.channels) add_unique(spec.channels, c);
+    for (const auto& r : env.conda) {
+        if (starts_with(r.text, "python=") || starts_with(r.text, "python ")) {
+            if (spec.python.empty()) spec.python = r.text.substr(r.text.find_first_not_of("= ", 6));
+        }
+        requirement(r);
+    }
+    for (const auto& item : env.pip) pip_item(item, parent_dir(path), {path, item.line}, 0, nullptr);
+}
+
+void Inference::root_files() {
+    if (repo.has("requirements.txt")) requirements_file("requirements.txt", {}, false);
+    for (const char* env : {"environment.yml", "environment.yaml"})
+        if (repo.has(env)) environment_file(env, {});
+    if (!installed_dirs.count("") &&
+        (repo.has("setup.py") || repo.has("pyproject.toml") || repo.has("setup.cfg"))) {
+        installed_dirs.insert("");
+        package("", "pip install -e .", {}, nullptr);
+    }
+}
+
+void Inference::scan_extensions() {
+    // make.sh scripts that run a setup.py build, then setup.py files that build torch extensions.
+    for (const auto& [path, text] : repo.files) {
+        if (filename_of(path) != "make.sh" || !contains(text, "setup.py")) continue;
+        auto dir = parent_dir(path);
+        if (installed_dirs.count(dir)) continue;
+        if (auto* setup = repo.get(dir.empty() ? "setup.py" : dir + "/setup.py")) {
+            auto info = read_setup_py(*setup, dir.empty() ? "setup.py" : dir + "/setup.py");
+            if (!info.extensions.empty()) {
+                installed_dirs.insert(dir);
+                extension(dir, info, "sh make.sh", {path, 1});
+            }
+        }
+    }
+    for (const auto& [path, text] : repo.files) {
+        if (filename_of(path) != "setup.py") continue;
+        auto dir = parent_dir(path);
+        if (installed_dirs.count(dir) || extension_dirs.count(dir)) continue;
+        auto info = read_setup_py(text, path);
+        if (info.extensions.empty()) continue;
+        extension(dir, info, "python setup.py install", {path, info.extension_line});
+    }
+    // .cu sources that no build found above compiles.
+    std::map<std::string, int> uncovered;
+    for (const auto& [path, text] : repo.files) {
+        if (!ends_with(lowercase(path), ".cu")) continue;
+        bool covered = false;
+        for (const auto& e : spec.extensions) {
+            if (e.in == "." || starts_with(path, e.in + "/")) covered = true;
+        }
+        for (const auto& s : spec.sources)
+            if (starts_with(path, s.name + "/")) covered = true;
+        if (!covered) ++uncovered[parent_dir(path)];
+    }
+    for (const auto& [dir, count] : uncovered)
+        note("ignored", in_field(dir),
+             std::to_string(count) + " .cu file(s) that no setup.py or make.sh found here builds", {dir, 0});
+}
+
+void Inference::unreferenced_requirement_files() {
+    for (const auto& [path, text] : repo.files) {
+        auto file = filename_of(path);
+        bool is_req = (starts_with(file, "requirements") && ends_with(file, ".txt")) ||
+                      ((starts_with(path, "requirements/") || contains(path, "/requirements/")) && ends_with(file, ".txt"));
+        if (is_req && !read_files.count(path))
+            note("ignored", path, "not referenced by any install step envlock followed", {path, 0});
+    }
+}
+
+void Inference::unpinned_sources() {
+    for (const auto& s : spec.sources)
+        if (s.rev.empty())
+            note("unpinned", s.git, "git source without a tag or commit: the lock pins the commit found at resolve time",
+                 s.from);
+}
+
+namespace {
+
+// Install docs in the order a reader meets them: README, INSTALL, then docs/ about installing.
+std::vector<std::string> install_docs(const RepoFiles& repo) {
+    std::vector<std::string> readme, install, docs;
+    for (const auto& [path, text] : repo.files) {
+        auto lower = lowercase(path);
+        bool top = path.find('/') == std::string::npos;
+        bool markdown = ends_with(lower, ".md") || ends_with(lower, ".markdown") || lower == "install";
+        if (!markdown) continue;
+        if (top && starts_with(lower, "readme")) readme.push_back(path);
+        else if (top && starts_with(lower, "install")) install.push_back(path);
+        else if (starts_with(lower, "docs/")) {
+            auto file = filename_of(lower);
+            if (contains(file, "install") || contains(file, "get_started") || contains(file, "getting_started") ||
+                contains(file, "setup") || contains(file, "quick"))
+                docs.push_back(path);
+        }
+    }
+    std::vector<std::string> out = readme;
+    out.insert(out.end(), install.begin(), install.end());
+    out.insert(out.end(), docs.begin(), docs.end());
+    return out;
+}
+
+}  // namespace
+
+}  // namespace envlock::infer
+
+namespace envlock {
+
+Spec infer_spec(const RepoFiles& repo, const std::string& name) {
+    infer::Inference inf{repo, name, {}, {}, {}, {}};
+    inf.spec.name = name;
+    for (const auto& doc : infer::install_docs(repo)) inf.markdown(doc);
+    inf.root_files();
+    inf.scan_extensions();
+    inf.unreferenced_requirement_files();
+    inf.unpinned_sources();
+    infer::find_contradictions(inf.spec);
+    return inf.spec;
+}
+
+}  // namespace envlock

@@ -1,0 +1,396 @@
+// Lookups over the loaded knowledge tables (knowledge_load.cpp fills them).
+#include "resolver/knowledge/knowledge.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <sstream>
+
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep440.hpp"
+#include "resolver/specs/pep508.hpp"
+
+namespace envlock::knowledge {
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string trim(std::string_view s) {
+    std::size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    return std::string(s.substr(b, e - b));
+}
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+bool looks_like_version(std::string_view s) {
+    if (s.empty() || !std::isdigit(static_cast<unsigned char>(s.front()))) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+}
+
+std::string public_version(std::string_view v) {
+    auto plus = v.find('+');
+    return trim(v.substr(0, plus));
+}
+
+std::string local_label(std::string_view v) {
+    auto plus = v.find('+');
+    return plus == std::string_view::npos ? std::string() : trim(v.substr(plus + 1));
+}
+
+// "1.9" covers "1.9", "1.9.1"; "1.8.1" covers "1.8.1" only; "2.1.x" covers "2.1.*".
+bool series_matches(std::string_view entry, std::string_view version) {
+    std::string e(entry);
+    if (e.size() > 2 && e.substr(e.size() - 2) == ".x") e = e.substr(0, e.size() - 2);
+    if (version == e) return true;
+    return version.size() > e.size() && version.substr(0, e.size()) == e && version[e.size()] == '.';
+}
+
+// "cu111", "11.1", "cuda 11.1", "cuda11.1", "CPU" -> "cu111" / "cpu"; rocm* kept.
+std::string normalize_variant(std::string_view variant) {
+    std::string v = lower(trim(variant));
+    if (v.rfind("cuda", 0) == 0) v = trim(v.substr(4));
+    if (v == "cpu" || v.rfind("cu", 0) == 0 || v.rfind("rocm", 0) == 0) return v;
+    if (looks_like_version(v)) {
+        std::string mm = major_minor(v), out = "cu";
+        for (char c : mm) if (c != '.') out += c;
+        return out;
+    }
+    return v;
+}
+
+// GPU names as token lists: lowercase, split on space/-/_, vendor words and "(…)" asides dropped.
+std::vector<std::string> gpu_tokens(std::string_view name) {
+    std::string s;
+    int paren = 0;
+    for (char c : name) {
+        if (c == '(') ++paren;
+        else if (c == ')') paren = std::max(0, paren - 1);
+        else if (!paren) s += (c == '-' || c == '_' || c == ',') ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string t; in >> t;)
+        if (t != "nvidia" && t != "geforce" && t != "tesla") out.push_back(t);
+    return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- versions
+
+int compare_dotted(std::string_view a, std::string_view b) {
+    auto parts = [](std::string_view s) {
+        std::vector<long> out;
+        std::size_t i = 0;
+        while (i < s.size()) {
+            std::size_t j = i;
+            while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+            if (j == i) break;
+            out.push_back(std::stol(std::string(s.substr(i, j - i))));
+            if (j >= s.size() || s[j] != '.') break;
+            i = j + 1;
+        }
+        return out;
+    };
+    auto pa = parts(a), pb = parts(b);
+    std::size_t n = std::max(pa.size(), pb.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        long x = i < pa.size() ? pa[i] : 0, y = i < pb.size() ? pb[i] : 0;
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
+std::string major_minor(std::string_view version) {
+    std::string v = trim(version);
+    auto first = v.find('.');
+    if (first == std::string::npos) return v;
+    auto second = v.find('.', first + 1);
+    return second == std::string::npos ? v : v.substr(0, second);
+}
+
+// ---------------------------------------------------------------- arch rules
+
+std::optional<int> parse_sm(std::string_view text) {
+    std::string s = lower(trim(text));
+    for (const char* prefix : {"sm_", "sm", "compute_"})
+        if (s.rfind(prefix, 0) == 0) { s = s.substr(std::string(prefix).size()); break; }
+    if (!s.empty() && (s.back() == 'a' || s.back() == 'f')) s.pop_back();
+    int major = 0, minor = 0;
+    auto dot = s.find('.');
+    if (dot != std::string::npos) {
+        std::string ma = s.substr(0, dot), mi = s.substr(dot + 1);
+        if (!all_digits(ma) || mi.size() != 1 || !all_digits(mi) || ma.size() > 2) return std::nullopt;
+        major = std::stoi(ma);
+        minor = std::stoi(mi);
+    } else {
+        if (!all_digits(s) || s.size() < 2 || s.size() > 3) return std::nullopt;
+        int n = std::stoi(s);
+        major = n / 10;
+        minor = n % 10;
+    }
+    if (major < 1 || major > 30) return std::nullopt;
+    return major * 10 + minor;
+}
+
+std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
+std::string cc_name(int sm) { return std::to_string(sm / 10) + "." + std::to_string(sm % 10); }
+
+ArchList parse_arch_list(std::string_view text) {
+    ArchList out;
+    std::string s(text);
+    for (auto& c : s) if (c == ',' || c == ' ') c = ';';
+    std::istringstream in(s);
+    for (std::string entry; std::getline(in, entry, ';');) {
+        if (entry.empty()) continue;
+        bool ptx = false;
+        std::string e = entry;
+        if (auto p = lower(e).find("+ptx"); p != std::string::npos && p + 4 == e.size()) {
+            ptx = true;
+            e = e.substr(0, p);
+        }
+        if (e.find('.') == std::string::npos) throw InputError("arch list entry '" + entry + "': expected X.Y or X.Y+PTX");
+        auto sm = parse_sm(e);
+        if (!sm) throw InputError("arch list entry '" + entry + "': expected X.Y or X.Y+PTX");
+        if (std::find(out.sass.begin(), out.sass.end(), *sm) == out.sass.end()) out.sass.push_back(*sm);
+        if (ptx && std::find(out.ptx.begin(), out.ptx.end(), *sm) == out.ptx.end()) out.ptx.push_back(*sm);
+    }
+    std::sort(out.sass.begin(), out.sass.end());
+    std::sort(out.ptx.begin(), out.ptx.end());
+    return out;
+}
+
+bool sass_runs_on(int built_sm, int gpu_sm) { return built_sm / 10 == gpu_sm / 10 && built_sm % 10 <= gpu_sm % 10; }
+
+bool arch_list_runs_on(const ArchList& list, int sm) {
+    for (int s : list.sass) if (sass_runs_on(s, sm)) return true;
+    for (int p : list.ptx) if (p <= sm) return true;
+    return false;
+}
+
+std::string describe(const ArchList& list) {
+    std::string out;
+    for (int s : list.sass) out += (out.empty() ? "" : " ") + sm_name(s);
+    for (int p : list.ptx) out += (out.empty() ? "" : " ") + ("compute_" + std::to_string(p));
+    return out;
+}
+
+// ---------------------------------------------------------------- driver
+
+std::optional<std::string> driver_max_cuda(const Knowledge& k, std::string_view driver, bool windows) {
+    std::string d = trim(driver);
+    if (!looks_like_version(d)) return std::nullopt;
+    const CudaDriverRow* best = nullptr;
+    for (const auto& row : k.cuda_drivers) {
+        const std::string& min = windows ? row.windows_driver : row.linux_driver;
+        if (!min.empty() && compare_dotted(min, d) <= 0 && (!best || compare_dotted(best->cuda, row.cuda) < 0)) best = &row;
+    }
+    if (!best) return std::nullopt;
+    return major_minor(best->cuda);
+}
+
+std::optional<std::string> driver_max_cuda(const Knowledge& k, std::string_view driver) {
+    return driver_max_cuda(k, driver, false);
+}
+
+std::optional<std::string> min_driver_for_cuda(const Knowledge& k, std::string_view cuda, bool windows) {
+    std::string c = trim(cuda), mm = major_minor(c);
+    auto pick = [&](const CudaDriverRow& r) { return windows ? r.windows_driver : r.linux_driver; };
+    for (const auto& row : k.cuda_drivers)   // exact release first ("11.1.1")
+        if (row.cuda == c && !pick(row).empty()) return pick(row);
+    std::optional<std::string> best;
+    for (const auto& row : k.cuda_drivers) {
+        if (major_minor(row.cuda) != mm || pick(row).empty()) continue;
+        if (row.label.find("RC") != std::string::npos) continue;   // release candidates are not the release
+        if (!best || compare_dotted(pick(row), *best) < 0) best = pick(row);
+    }
+    return best;
+}
+
+const MinorVersionRule* minor_version_rule(const Knowledge& k, std::string_view cuda) {
+    std::string c = trim(cuda);
+    if (!looks_like_version(c)) return nullptr;
+    int major = std::stoi(c);
+    for (const auto& r : k.minor_version_rules)
+        if (r.cuda_major == major) return &r;
+    return nullptr;
+}
+
+bool driver_runs_cuda_fully(const Knowledge& k, std::string_view driver, std::string_view cuda) {
+    auto min = min_driver_for_cuda(k, cuda);
+    return min && looks_like_version(trim(driver)) && compare_dotted(trim(driver), *min) >= 0;
+}
+
+bool driver_runs_cuda(const Knowledge& k, std::string_view driver, std::string_view cuda) {
+    if (driver_runs_cuda_fully(k, driver, cuda)) return true;
+    const MinorVersionRule* rule = minor_version_rule(k, cuda);
+    return rule && looks_like_version(trim(driver)) && compare_dotted(trim(driver), rule->min_driver) >= 0;
+}
+
+// ---------------------------------------------------------------- GPUs, nvcc, compilers
+
+const GpuRow* find_gpu(const Knowledge& k, std::string_view name) {
+    auto query = gpu_tokens(name);
+    if (query.empty()) return nullptr;
+    const GpuRow* best = nullptr;
+    std::size_t best_len = 0;
+    for (int pass = 0; pass < 2; ++pass) {   // verified rows win over unverified ones of equal length
+        for (const auto& row : k.gpus) {
+            if (row.unverified != (pass == 1)) continue;
+            auto t = gpu_tokens(row.name);
+            if (t.empty() || t.size() > query.size() || t.size() <= best_len) continue;
+            if (std::equal(t.begin(), t.end(), query.begin())) {
+                best = &row;
+                best_len = t.size();
+            }
+        }
+    }
+    return best;
+}
+
+std::optional<std::pair<int, int>> gpu_compute_capability(const Knowledge& k, std::string_view gpu_name) {
+    if (auto sm = parse_sm(gpu_name)) return std::make_pair(*sm / 10, *sm % 10);
+    if (const GpuRow* row = find_gpu(k, gpu_name)) return std::make_pair(row->major, row->minor);
+    return std::nullopt;
+}
+
+const NvccTargetsRow* nvcc_targets_row(const Knowledge& k, std::string_view cuda) {
+    std::string mm = major_minor(cuda);
+    for (const auto& row : k.nvcc_targets)
+        if (major_minor(row.cuda) == mm) return &row;
+    return nullptr;
+}
+
+std::vector<int> nvcc_sm_targets(const Knowledge& k, std::string_view cuda) {
+    std::vector<int> out;
+    if (const NvccTargetsRow* row = nvcc_targets_row(k, cuda))
+        for (const auto& name : row->sm) {
+            char last = name.back();
+            if (last == 'a' || last == 'f') continue;   // arch-/family-specific variants of a plain target
+            if (auto sm = parse_sm(name)) out.push_back(*sm);
+        }
+    return out;
+}
+
+std::optional<HostCompilerLimit> host_compiler_limit(const Knowledge& k, std::string_view cuda) {
+    std::string mm = major_minor(cuda);
+    for (int pass = 0; pass < 2; ++pass)
+        for (const auto& row : k.host_compilers)
+            if (row.unverified == (pass == 1) && major_minor(row.cuda) == mm) return row;
+    return std::nullopt;
+}
+
+std::optional<int> newest_gcc_major(const Knowledge& k, std::string_view cuda) {
+    if (auto h = host_compiler_limit(k, cuda)) return h->gcc_max;
+    return std::nullopt;
+}
+
+std::optional<int> newest_clang_major(const Knowledge& k, std::string_view cuda) {
+    if (auto h = host_compiler_limit(k, cuda)) return h->clang_max;
+    return std::nullopt;
+}
+
+// ---------------------------------------------------------------- torch
+
+const TorchArchRow* torch_arch_row(const Knowledge& k, std::string_view torch_version, std::string_view variant,
+                                   std::string_view kind) {
+    std::string v = public_version(torch_version);
+    std::string var = normalize_variant(variant.empty() ? std::string_view(local_label(torch_version)) : variant);
+    std::string kd = kind.empty() ? "pip" : lower(kind);
+    for (int pass = 0; pass < 2; ++pass)
+        for (const auto& row : k.torch_arch_lists) {
+            if (row.unverified != (pass == 1) || row.kind != kd) continue;
+            if (std::find(row.variants.begin(), row.variants.end(), var) == row.variants.end()) continue;
+            for (const auto& entry : row.torch)
+                if (series_matches(entry, v)) return &row;
+        }
+    return nullptr;
+}
+
+std::optional<ArchList> torch_arch_list(const Knowledge& k, std::string_view torch_version, std::string_view variant,
+                                        std::string_view kind) {
+    std::string var = normalize_variant(variant.empty() ? std::string_view(local_label(torch_version)) : variant);
+    if (var == "cpu") return ArchList{};
+    if (const TorchArchRow* row = torch_arch_row(k, torch_version, variant, kind)) return row->archs;
+    return std::nullopt;
+}
+
+std::optional<TorchRelease> torch_release(const Knowledge& k, std::string_view torch_version) {
+    std::string v = public_version(torch_version);
+    for (const auto& r : k.torch_releases)
+        if (r.version == v) return r;
+    for (const auto& r : k.torch_releases)
+        if (r.version.size() > 2 && r.version.substr(r.version.size() - 2) == ".x" && series_matches(r.version, v)) return r;
+    return std::nullopt;
+}
+
+const CppExtensionRow* torch_cpp_extension_row(const Knowledge& k, std::string_view torch_version) {
+    std::string v = public_version(torch_version);
+    for (const auto& row : k.cpp_extension)
+        for (const auto& entry : row.torch)
+            if (series_matches(entry, v)) return &row;
+    return nullptr;
+}
+
+std::vector<std::string> torch_cpp_extension_archs(const Knowledge& k, std::string_view torch_version) {
+    if (const CppExtensionRow* row = torch_cpp_extension_row(k, torch_version)) return row->arches;
+    return {};
+}
+
+std::string cpp_extension_cuda_check(const Knowledge& k, std::string_view torch_cuda, std::string_view nvcc_cuda) {
+    std::string a = major_minor(torch_cuda), b = major_minor(nvcc_cuda);
+    if (a == b) return "ok";
+    auto major = [](const std::string& v) { return v.substr(0, v.find('.')); };
+    const auto& rules = k.cpp_extension_rules;
+    std::string verdict = major(a) != major(b) ? rules.nvcc_major_mismatch : rules.nvcc_minor_mismatch;
+    return verdict == "ignored" || verdict.empty() ? "ok" : verdict;
+}
+
+// ---------------------------------------------------------------- OpenMMLab, numba, advisories
+
+std::vector<MmcvWheel> mmcv_wheels(const Knowledge& k, std::string_view package) {
+    std::string p = lower(trim(package));
+    for (auto& c : p) if (c == '_') c = '-';
+    std::vector<MmcvWheel> out;
+    for (const auto& w : k.mmcv_wheels)
+        if (w.package == p) out.push_back(w);
+    return out;
+}
+
+std::vector<Gate> gates(const Knowledge& k) { return k.gates; }
+std::vector<Advisory> advisories(const Knowledge& k) { return k.advisories; }
+
+std::vector<std::string> gate_requirements(const Knowledge& k, std::string_view package, std::string_view version) {
+    std::vector<std::string> out;
+    std::string name = pep508::normalize_name(package);
+    std::optional<pep440::Version> v;   // parsed only once a gate names the package
+    for (const auto& gate : k.gates) {
+        if (gate.kind == "doc-table" || pep508::normalize_name(gate.package) != name) continue;
+        if (!v && !(v = pep440::Version::try_parse(version))) return out;
+        try {
+            if (gate.version_spec.empty() || pep440::SpecifierSet::parse(gate.version_spec).contains(*v, true))
+                out.push_back(gate.requires_spec);
+        } catch (const InputError&) {
+        }
+    }
+    return out;
+}
+std::vector<NumbaRelease> numba_releases(const Knowledge& k) { return k.numba; }
+std::vector<NumbaCudaLimit> numba_cuda_limits(const Knowledge& k) { return k.numba_cuda; }
+
+std::optional<NumbaRelease> numba_release(const Knowledge& k, std::string_view version) {
+    std::string v = public_version(version);
+    for (const auto& r : k.numba)
+        if (r.version == v || compare_dotted(r.version, v) == 0) return r;
+    return std::nullopt;
+}
+
+}  // namespace envlock::knowledge

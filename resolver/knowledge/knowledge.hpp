@@ -1,0 +1,196 @@
+#pragma once
+// resolver/knowledge/ owns the sourced facts (the *.yaml files beside this header, embedded at
+// build time), their loader and queries, and detect.hpp (this machine as a Target). It must not
+// decide a solve: the solver turns these answers into clauses.
+//
+// The knowledge base: facts that tie packages to machines (CUDA toolkit <-> driver, nvcc targets,
+// host compilers, GPU compute capabilities, torch releases and their arch lists, mmcv wheel
+// matrices, OpenMMLab version gates, numba limits) and advisories. The data lives in
+// resolver/knowledge/*.yaml (embedded at build time, checked against schemas/knowledge.schema.json);
+// every row carries its source, and rows that rest on no checked source are marked unverified.
+// Lookups prefer verified rows; an unverified row answers only where no verified one does, and
+// says so (`unverified`).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace envlock::knowledge {
+
+// Arch lists use sm numbers: 37, 50, 86, 90, 100, 120 (major * 10 + minor).
+struct ArchList {
+    std::vector<int> sass;   // SASS (cubin) for these sm
+    std::vector<int> ptx;    // PTX for these compute_XX
+};
+
+struct CudaDriverRow { std::string cuda, label, linux_driver, windows_driver, source; };
+struct MinorVersionRule { int cuda_major = 0; std::string min_driver, windows_min_driver, note, source; };
+struct NvccTargetsRow { std::string cuda; std::vector<std::string> sm; std::string note, source; };
+struct GpuRow { std::string name; int major = 0, minor = 0; std::string source; bool unverified = false; std::string why; };
+struct HostCompilerLimit {
+    std::string cuda;
+    int gcc_max = 0;
+    std::string gcc_min;
+    std::optional<int> clang_max;
+    std::string clang_min, source;
+    bool unverified = false;
+    std::string why;
+};
+struct TorchRelease {
+    std::string version;                       // "1.9.1", or a series row "2.1.x"
+    std::string python_min, python_max;        // inclusive; empty where unknown
+    std::vector<std::string> variants;         // pip wheel variants: cu102, cu111, cpu, rocm4.2 …
+    std::string torchvision, torchaudio;
+    std::string source;
+    std::vector<std::string> conda_cuda;       // conda CUDA versions: "10.2", "11.3 (conda-forge)"
+    std::string pypi_default;                  // variant of the plain PyPI wheel ("cu102"), where recorded
+    bool variants_unverified = false;
+    std::string python_note, note, python_source;
+};
+struct TorchArchRow {
+    std::vector<std::string> torch;            // release series ("1.9") or exact releases ("1.8.1")
+    std::string kind;                          // pip | conda
+    std::vector<std::string> variants;         // cu111 …
+    std::string arch_list;                     // TORCH_CUDA_ARCH_LIST form: "3.7;5.0;8.6+PTX"
+    ArchList archs;
+    std::string note, source;
+    bool unverified = false;
+    std::string why;
+};
+struct CppExtensionRow { std::vector<std::string> torch, arches; std::string source; bool unverified = false; std::string why; };
+struct CppExtensionRules {
+    std::string unknown_arch, arch_list_unset, nvcc_major_mismatch, nvcc_minor_mismatch, source;
+    bool unverified = false;
+    std::string why;
+};
+struct MmcvWheel {
+    std::string mmcv_version, torch, cuda;     // torch series "1.9"; cuda "11.1" | "cpu" | "mps"
+    std::string source;
+    std::string package, os;                   // mmcv-full | mmcv; Linux | Windows | macOS
+    std::string index_url;                     // find-links page; empty for mps
+};
+struct Gate {
+    std::string package, version_spec;         // "mmdet3d", "==0.17.1"
+    std::string requires_spec;                 // PEP 508: "mmcv-full>=1.3.8,<=1.4.0"
+    std::string source;
+    std::string kind;                          // import-check | requirement | doc-table
+    bool unverified = false;
+    std::string why;
+};
+struct Advisory {
+    std::string id;
+    std::vector<std::string> when;             // PEP 508 requirements that together are the bad combination
+    std::string symptom, fix, source;
+    // Extra conditions, comma-separated, all must hold (empty: none): "cuda-extensions",
+    // "numba-cuda", "code-uses:NAME", "cuda<op>X.Y" (toolkit used), "sm<op>NN" (a target GPU).
+    std::string needs;
+};
+struct NumbaRelease { std::string version, python, numpy, llvmlite, note, source; };   // PEP 440 specs
+struct NumbaCudaLimit { std::string numba, cuda, effect, fix, source; bool unverified = false; std::string why; };
+struct UnverifiedClaim { std::string file, claim, why; };
+struct Fact { std::string file, fact, source; };
+
+struct Knowledge {
+    std::string version;                       // sha256 over every loaded file's name and bytes
+    std::vector<std::string> files;            // names of the loaded files, builtin first
+    std::vector<CudaDriverRow> cuda_drivers;
+    std::vector<MinorVersionRule> minor_version_rules;
+    std::string no_mvc_up_to, no_mvc_source;   // no minor-version compatibility up to this CUDA
+    std::vector<NvccTargetsRow> nvcc_targets;
+    std::vector<GpuRow> gpus;
+    std::vector<HostCompilerLimit> host_compilers;
+    std::vector<TorchRelease> torch_releases;
+    std::vector<TorchArchRow> torch_arch_lists;
+    std::vector<CppExtensionRow> cpp_extension;
+    CppExtensionRules cpp_extension_rules;
+    std::vector<MmcvWheel> mmcv_wheels;
+    std::vector<Gate> gates;
+    std::vector<NumbaRelease> numba;
+    std::vector<NumbaCudaLimit> numba_cuda;
+    std::vector<Advisory> advisories;
+    std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
+    std::vector<UnverifiedClaim> unverified;
+};
+
+// The embedded files. Throws InputError only if the build embedded a bad file (a test catches that).
+Knowledge load_builtin();
+// Builtin, then each user file (--knowledge FILE) in order: a user row replaces a builtin row with
+// the same key (GPU name, CUDA version, torch version, advisory id …) and is preferred in lookups.
+// InputError naming file, line and the violated rule for an unreadable or invalid file.
+Knowledge load(const std::vector<std::string>& extra_files);
+// Same, from in-memory (name, yaml text) pairs; load() reads the files and calls this.
+Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& extra);
+// The *.yaml files of a user's knowledge folder (e.g. ~/.config/envlock/knowledge), sorted by
+// name; empty when the folder does not exist. The CLI passes them to load() before --knowledge files.
+std::vector<std::string> knowledge_files_in(const std::string& dir);
+
+// ---- arch rules ----
+// "3.7;5.0;8.6+PTX" (also spaces or commas between entries) -> sass {37,50,86}, ptx {86}.
+// InputError on an entry that is not X.Y[+PTX].
+ArchList parse_arch_list(std::string_view torch_cuda_arch_list);
+// "sm_86", "sm86", "compute_86", "8.6", "86" -> 86; nullopt otherwise.
+std::optional<int> parse_sm(std::string_view text);
+std::string sm_name(int sm);                                   // 86 -> "sm_86"
+std::string cc_name(int sm);                                   // 86 -> "8.6"
+// SASS for sm_XY runs on the same major with minor >= Y; PTX compute_XY JITs on any sm >= XY.
+bool sass_runs_on(int built_sm, int gpu_sm);
+bool arch_list_runs_on(const ArchList&, int sm);
+std::string describe(const ArchList&);                         // "sm_37 sm_50 … compute_86"
+
+// ---- CUDA toolkit <-> driver ----
+std::optional<std::string> driver_max_cuda(const Knowledge&, std::string_view driver_version);   // "525.60.13" -> "12.0"
+// Same against the Windows driver column (win-64 targets, and WSL, whose driver is the Windows one).
+std::optional<std::string> driver_max_cuda(const Knowledge&, std::string_view driver_version, bool windows);
+// The toolkit's runtime runs on the driver: driver >= the driver that toolkit shipped with, or the
+// minor-version compatibility range of its major (11.x: >= 450.80.02, 12.x: >= 525, 13.x: >= 580).
+bool driver_runs_cuda(const Knowledge&, std::string_view driver_version, std::string_view cuda_runtime);
+// Full feature set and PTX JIT of that toolkit's output need the toolkit's own driver (no MVC).
+bool driver_runs_cuda_fully(const Knowledge&, std::string_view driver_version, std::string_view cuda_runtime);
+std::optional<std::string> min_driver_for_cuda(const Knowledge&, std::string_view cuda, bool windows = false);
+const MinorVersionRule* minor_version_rule(const Knowledge&, std::string_view cuda);
+
+// ---- GPUs, nvcc, host compilers ----
+std::optional<std::pair<int, int>> gpu_compute_capability(const Knowledge&, std::string_view gpu_name);
+const GpuRow* find_gpu(const Knowledge&, std::string_view gpu_name);   // by name only
+std::vector<int> nvcc_sm_targets(const Knowledge&, std::string_view cuda_version);
+const NvccTargetsRow* nvcc_targets_row(const Knowledge&, std::string_view cuda_version);
+std::optional<HostCompilerLimit> host_compiler_limit(const Knowledge&, std::string_view cuda_version);
+std::optional<int> newest_gcc_major(const Knowledge&, std::string_view cuda_version);
+std::optional<int> newest_clang_major(const Knowledge&, std::string_view cuda_version);
+
+// ---- torch ----
+// torch_version may carry a local label ("1.9.1+cu111"); variant "" then comes from that label.
+// variant: "cu111", "11.1" or "cpu" (cpu: an empty list); kind: "pip" or "conda".
+std::optional<ArchList> torch_arch_list(const Knowledge&, std::string_view torch_version,
+                                        std::string_view variant, std::string_view kind);
+const TorchArchRow* torch_arch_row(const Knowledge&, std::string_view torch_version,
+                                   std::string_view variant, std::string_view kind);
+std::optional<TorchRelease> torch_release(const Knowledge&, std::string_view torch_version);
+// Arch names torch.utils.cpp_extension of that torch accepts in TORCH_CUDA_ARCH_LIST ("8.6", "9.0a").
+std::vector<std::string> torch_cpp_extension_archs(const Knowledge&, std::string_view torch_version);
+const CppExtensionRow* torch_cpp_extension_row(const Knowledge&, std::string_view torch_version);
+// What cpp_extension does when the nvcc it finds (CUDA_HOME) differs from torch.version.cuda:
+// "ok" (same major.minor), "warning" (minor differs) or "error" (major differs), per the rules.
+std::string cpp_extension_cuda_check(const Knowledge&, std::string_view torch_cuda, std::string_view nvcc_cuda);
+
+// ---- OpenMMLab, numba, advisories ----
+std::vector<MmcvWheel> mmcv_wheels(const Knowledge&, std::string_view package /*"mmcv-full" | "mmcv"*/);
+std::vector<Gate> gates(const Knowledge&);
+// The requirements (PEP 508) the enforced gates put on one release of a project. FAQ
+// compatibility tables (kind doc-table) are not enforced: they were written later and more
+// conservatively than the packages' own import-time asserts (mmseg 0.14.1 runs with mmcv-full
+// 1.4.0, as BEVFormer documents). An unparseable version or gate spec yields nothing.
+std::vector<std::string> gate_requirements(const Knowledge&, std::string_view package, std::string_view version);
+std::vector<Advisory> advisories(const Knowledge&);
+std::vector<NumbaRelease> numba_releases(const Knowledge&);
+std::optional<NumbaRelease> numba_release(const Knowledge&, std::string_view numba_version);
+std::vector<NumbaCudaLimit> numba_cuda_limits(const Knowledge&);
+
+// Dotted numeric comparison for driver/CUDA/torch release numbers ("525.60.13" < "535");
+// missing components count as 0, a non-numeric tail is ignored. Returns <0, 0, >0.
+int compare_dotted(std::string_view a, std::string_view b);
+// "11.1.105" -> "11.1"
+std::string major_minor(std::string_view version);
+
+}  // namespace envlock::knowledge

@@ -1,0 +1,292 @@
+// Loading knowledge files: YAML -> JSON (keeping each value's line), schema check, rows into
+// structs, and the override merge of user files over the embedded ones.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/json_schema.hpp"
+#include "resolver/knowledge/knowledge.hpp"
+#include "resolver/lock/yaml_json.hpp"
+#include "resolver/lock/sha256.hpp"
+
+namespace envlock::knowledge {
+
+std::vector<std::pair<std::string_view, std::string_view>> embedded_files();  // generated
+
+namespace {
+
+using nlohmann::json;
+const json& schema() {
+    static const json s = [] {
+        for (const auto& [name, text] : embedded_files())
+            if (name == "knowledge.schema.json") return json::parse(text);
+        throw InputError("knowledge: the build embedded no knowledge.schema.json");
+    }();
+    return s;
+}
+
+// Parses and validates one file; InputError names file, line and rule. The builtin files
+// arrive as JSON, converted and validated at build time (tools/knowledge_to_json.cpp).
+json parse_file(const std::string& name, const std::string& text) {
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") return json::parse(text);
+    JsonLines lines;
+    json doc;
+    try {
+        YAML::Node root = YAML::Load(text);
+        if (root.IsNull()) return json::object();   // an empty file adds nothing
+        if (!root.IsMap()) throw InputError(name + ": expected a mapping of knowledge tables at the top level");
+        doc = yaml_to_json(root, "", &lines);
+    } catch (const YAML::Exception& e) {
+        throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+    }
+    auto violations = validate(schema(), doc);
+    if (!violations.empty()) {
+        const auto& v = violations.front();
+        std::string more = violations.size() > 1 ? " (and " + std::to_string(violations.size() - 1) + " more)" : "";
+        throw InputError(name + ":" + std::to_string(line_of(lines, v.path)) + ": " + (v.path.empty() ? "/" : v.path) + ": " +
+                         v.message + " (schemas/knowledge.schema.json)" + more);
+    }
+    return doc;
+}
+
+std::string str(const json& row, const char* key) {
+    auto it = row.find(key);
+    return it == row.end() || it->is_null() ? std::string() : it->get<std::string>();
+}
+bool flag(const json& row, const char* key) {
+    auto it = row.find(key);
+    return it != row.end() && it->is_boolean() && it->get<bool>();
+}
+std::vector<std::string> strings(const json& row, const char* key) {
+    std::vector<std::string> out;
+    if (auto it = row.find(key); it != row.end())
+        for (const auto& s : *it) out.push_back(s.get<std::string>());
+    return out;
+}
+
+std::string index_url(const std::string& cuda, const std::string& torch_series) {
+    std::string dir;
+    if (cuda == "cpu") dir = "cpu";
+    else if (cuda == "mps") return "";
+    else {
+        dir = "cu";
+        for (char c : cuda) if (c != '.') dir += c;
+    }
+    return "https://download.openmmlab.com/mmcv/dist/" + dir + "/torch" + torch_series + ".0/index.html";
+}
+
+// One file's rows, already parsed into structs.
+Knowledge rows_of(const std::string& name, const json& doc) {
+    Knowledge k;
+    auto each = [&](const char* table, const std::function<void(const json&)>& fn) {
+        if (auto it = doc.find(table); it != doc.end()) for (const auto& row : *it) fn(row);
+    };
+    each("cuda_drivers", [&](const json& r) {
+        k.cuda_drivers.push_back({str(r, "cuda"), str(r, "label"), str(r, "linux"), str(r, "windows"), str(r, "source")});
+    });
+    each("minor_version_compatibility", [&](const json& r) {
+        k.minor_version_rules.push_back({r.at("cuda_major").get<int>(), str(r, "min_driver"),
+                                         str(r, "windows_min_driver"), str(r, "note"), str(r, "source")});
+    });
+    if (auto it = doc.find("no_minor_version_compatibility"); it != doc.end()) {
+        k.no_mvc_up_to = str(*it, "up_to_cuda");
+        k.no_mvc_source = str(*it, "source");
+    }
+    each("driver_limitations", [&](const json& r) { k.facts.push_back({name, str(r, "what"), str(r, "source")}); });
+    each("nvcc_targets", [&](const json& r) {
+        k.nvcc_targets.push_back({str(r, "cuda"), strings(r, "sm"), str(r, "note"), str(r, "source")});
+    });
+    each("gpus", [&](const json& r) {
+        auto sm = parse_sm(str(r, "cc"));
+        k.gpus.push_back({str(r, "name"), *sm / 10, *sm % 10, str(r, "source"), flag(r, "unverified"), str(r, "why")});
+    });
+    each("host_compilers", [&](const json& r) {
+        HostCompilerLimit h;
+        h.cuda = str(r, "cuda");
+        h.gcc_max = r.at("gcc_max").get<int>();
+        h.gcc_min = str(r, "gcc_min");
+        if (r.contains("clang_max")) h.clang_max = r.at("clang_max").get<int>();
+        h.clang_min = str(r, "clang_min");
+        h.source = str(r, "source");
+        h.unverified = flag(r, "unverified");
+        h.why = str(r, "why");
+        k.host_compilers.push_back(h);
+    });
+    each("torch_releases", [&](const json& r) {
+        TorchRelease t;
+        t.version = str(r, "version");
+        const json& py = r.at("python");
+        t.python_min = str(py, "min");
+        t.python_max = str(py, "max");
+        t.python_note = str(py, "note");
+        t.variants = strings(r, "pip");
+        t.conda_cuda = strings(r, "conda");
+        t.pypi_default = str(r, "pypi-default");
+        t.variants_unverified = flag(r, "variants_unverified");
+        t.torchvision = str(r, "torchvision");
+        t.torchaudio = str(r, "torchaudio");
+        t.note = str(r, "note");
+        t.python_source = str(r, "python_source");
+        t.source = str(r, "source");
+        k.torch_releases.push_back(t);
+    });
+    each("torch_platform", [&](const json& r) { k.facts.push_back({name, str(r, "fact"), str(r, "source")}); });
+    each("torch_arch_lists", [&](const json& r) {
+        TorchArchRow t;
+        t.torch = strings(r, "torch");
+        t.kind = str(r, "kind");
+        t.variants = strings(r, "variants");
+        t.arch_list = str(r, "arch_list");
+        t.archs = parse_arch_list(t.arch_list);
+        t.note = str(r, "note");
+        t.source = str(r, "source");
+        t.unverified = flag(r, "unverified");
+        t.why = str(r, "why");
+        k.torch_arch_lists.push_back(t);
+    });
+    each("torch_cpp_extension", [&](const json& r) {
+        k.cpp_extension.push_back({strings(r, "torch"), strings(r, "arches"), str(r, "source"), flag(r, "unverified"), str(r, "why")});
+    });
+    if (auto it = doc.find("torch_cpp_extension_rules"); it != doc.end()) {
+        const json& r = *it;
+        k.cpp_extension_rules = {str(r, "unknown_arch"), str(r, "arch_list_unset"), str(r, "nvcc_major_mismatch"),
+                                 str(r, "nvcc_minor_mismatch"), str(r, "source"), flag(r, "unverified"), str(r, "why")};
+    }
+    each("mmcv_wheels", [&](const json& r) {
+        for (const auto& v : strings(r, "versions")) {
+            MmcvWheel w;
+            w.mmcv_version = v;
+            w.torch = str(r, "torch");
+            w.cuda = str(r, "cuda");
+            w.source = str(r, "source");
+            w.package = str(r, "package");
+            w.os = str(r, "os");
+            w.index_url = w.os == "Linux" || w.os == "Windows" ? index_url(w.cuda, w.torch) : "";
+            k.mmcv_wheels.push_back(w);
+        }
+    });
+    each("gates", [&](const json& r) {
+        k.gates.push_back({str(r, "package"), str(r, "version"), str(r, "requires"), str(r, "source"), str(r, "kind"),
+                           flag(r, "unverified"), str(r, "why")});
+    });
+    if (auto it = doc.find("mmdet3d_0_17_pins"); it != doc.end()) {
+        std::string all;
+        for (const auto& s : strings(*it, "runtime")) all += (all.empty() ? "" : ", ") + s;
+        k.facts.push_back({name, "mmdet3d " + str(*it, "versions") + " requirements/runtime.txt: " + all, str(*it, "source")});
+    }
+    each("mmdet3d_numba_pins", [&](const json& r) {
+        k.facts.push_back({name, "mmdet3d " + str(r, "mmdet3d") + " pins numba " + str(r, "numba") +
+                                     (r.contains("numpy") ? ", numpy " + str(r, "numpy") : ""), str(r, "source")});
+    });
+    each("openmmlab_facts", [&](const json& r) { k.facts.push_back({name, str(r, "fact"), str(r, "source")}); });
+    each("numba", [&](const json& r) {
+        k.numba.push_back({str(r, "version"), str(r, "python"), str(r, "numpy"), str(r, "llvmlite"), str(r, "note"), str(r, "source")});
+    });
+    each("numba_cuda", [&](const json& r) {
+        k.numba_cuda.push_back({str(r, "numba"), str(r, "cuda"), str(r, "effect"), str(r, "fix"), str(r, "source"),
+                                flag(r, "unverified"), str(r, "why")});
+    });
+    each("advisories", [&](const json& r) {
+        k.advisories.push_back({str(r, "id"), strings(r, "when"), str(r, "symptom"), str(r, "fix"), str(r, "source"), str(r, "needs")});
+    });
+    each("unverified", [&](const json& r) { k.unverified.push_back({name, str(r, "claim"), str(r, "why")}); });
+    return k;
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// User rows go in front (preferred by lookups); builtin rows with the same key are dropped.
+template <class Row, class Key>
+void overlay(std::vector<Row>& base, std::vector<Row> user, Key key) {
+    if (user.empty()) return;
+    base.erase(std::remove_if(base.begin(), base.end(),
+                              [&](const Row& b) {
+                                  return std::any_of(user.begin(), user.end(), [&](const Row& u) { return key(u) == key(b); });
+                              }),
+               base.end());
+    user.insert(user.end(), std::make_move_iterator(base.begin()), std::make_move_iterator(base.end()));
+    base = std::move(user);
+}
+
+void merge(Knowledge& k, Knowledge u) {
+    overlay(k.cuda_drivers, std::move(u.cuda_drivers), [](const CudaDriverRow& r) { return r.cuda; });
+    overlay(k.minor_version_rules, std::move(u.minor_version_rules), [](const MinorVersionRule& r) { return r.cuda_major; });
+    if (!u.no_mvc_up_to.empty()) { k.no_mvc_up_to = u.no_mvc_up_to; k.no_mvc_source = u.no_mvc_source; }
+    overlay(k.nvcc_targets, std::move(u.nvcc_targets), [](const NvccTargetsRow& r) { return major_minor(r.cuda); });
+    overlay(k.gpus, std::move(u.gpus), [](const GpuRow& r) { return lower(r.name); });
+    overlay(k.host_compilers, std::move(u.host_compilers), [](const HostCompilerLimit& r) { return major_minor(r.cuda); });
+    overlay(k.torch_releases, std::move(u.torch_releases), [](const TorchRelease& r) { return r.version; });
+    overlay(k.torch_arch_lists, std::move(u.torch_arch_lists),
+            [](const TorchArchRow& r) { return r.kind + "|" + nlohmann::json(r.torch).dump() + "|" + nlohmann::json(r.variants).dump(); });
+    overlay(k.cpp_extension, std::move(u.cpp_extension), [](const CppExtensionRow& r) { return nlohmann::json(r.torch).dump(); });
+    if (!u.cpp_extension_rules.source.empty()) k.cpp_extension_rules = u.cpp_extension_rules;
+    overlay(k.mmcv_wheels, std::move(u.mmcv_wheels),
+            [](const MmcvWheel& r) { return r.package + "|" + r.os + "|" + r.cuda + "|" + r.torch + "|" + r.mmcv_version; });
+    overlay(k.gates, std::move(u.gates), [](const Gate& r) {
+        std::string req = r.requires_spec;
+        auto end = req.find_first_of("<>=!~[ ;");
+        return r.package + "|" + r.version_spec + "|" + lower(req.substr(0, end));
+    });
+    overlay(k.numba, std::move(u.numba), [](const NumbaRelease& r) { return r.version; });
+    overlay(k.numba_cuda, std::move(u.numba_cuda), [](const NumbaCudaLimit& r) { return r.numba + "|" + r.cuda; });
+    overlay(k.advisories, std::move(u.advisories), [](const Advisory& r) { return r.id; });
+    k.facts.insert(k.facts.end(), u.facts.begin(), u.facts.end());
+    k.unverified.insert(k.unverified.end(), u.unverified.begin(), u.unverified.end());
+}
+
+}  // namespace
+
+Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& extra) {
+    Knowledge k;
+    Sha256 hash;
+    auto add = [&](const std::string& name, const std::string& text) {
+        json doc = parse_file(name, text);
+        hash.update(name);
+        hash.update(std::string(1, '\0'));
+        hash.update(text);
+        hash.update(std::string(1, '\0'));
+        // Builtin files each hold tables of their own, so the overlay only matters for user files.
+        merge(k, rows_of(name, doc));
+        k.files.push_back(name);
+    };
+    for (const auto& [name, text] : embedded_files())
+        if (name.size() > 10 && name.substr(name.size() - 10) == ".yaml.json") add(std::string(name), std::string(text));
+    for (const auto& [name, text] : extra) add(name, text);
+    k.version = hash.hex_digest();
+    return k;
+}
+
+Knowledge load_builtin() { return load_texts({}); }
+
+std::vector<std::string> knowledge_files_in(const std::string& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.path().extension() == ".yaml" || e.path().extension() == ".yml") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+Knowledge load(const std::vector<std::string>& extra_files) {
+    std::vector<std::pair<std::string, std::string>> texts;
+    for (const auto& path : extra_files) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw InputError(path + ": cannot read knowledge file");
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        texts.emplace_back(path, ss.str());
+    }
+    return load_texts(texts);
+}
+
+}  // namespace envlock::knowledge

@@ -1,0 +1,221 @@
+#include "resolver/lock/lock.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "resolver/lock/embedded_schemas.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/lock/json_schema.hpp"
+#include "resolver/lock/sha256.hpp"
+#include "resolver/lock/spec_io.hpp"
+#include "resolver/lock/target_io.hpp"
+#include "resolver/lock/yaml_json.hpp"
+
+namespace envlock {
+
+namespace {
+
+const char* kind_key(Ecosystem e) {
+    switch (e) {
+        case Ecosystem::conda: return "conda";
+        case Ecosystem::pypi: return "pypi";
+        case Ecosystem::source: return "source";
+    }
+    return "conda";
+}
+
+void emit_int_list(YAML::Emitter& out, const char* key, const std::vector<int>& values) {
+    out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (int v : values) out << v;
+    out << YAML::EndSeq;
+}
+
+void emit_string_list(YAML::Emitter& out, const char* key, const std::vector<std::string>& values) {
+    out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& v : values) out << YAML::DoubleQuoted << v;
+    out << YAML::EndSeq;
+}
+
+void emit_string(YAML::Emitter& out, const char* key, const std::string& value) {
+    if (value.empty()) return;
+    out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+}
+
+void emit_package(YAML::Emitter& out, const LockedPackage& p) {
+    out << YAML::BeginMap;
+    out << YAML::Key << kind_key(p.kind) << YAML::Value << p.url;
+    emit_string(out, "name", p.name);
+    emit_string(out, "version", p.version);
+    emit_string(out, "build", p.build);
+    if (p.kind == Ecosystem::conda) out << YAML::Key << "build-number" << YAML::Value << p.build_number;
+    emit_string(out, "sha256", p.sha256);
+    emit_string(out, "md5", p.md5);
+    if (p.size) out << YAML::Key << "size" << YAML::Value << p.size;
+    emit_string(out, "channel", p.channel);
+    emit_string(out, "subdir", p.subdir);
+    emit_string(out, "rev", p.rev);
+    if (!p.depends.empty()) emit_string_list(out, "depends", p.depends);
+    if (p.cuda) {
+        out << YAML::Key << "cuda" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "runtime" << YAML::Value << YAML::DoubleQuoted << p.cuda->runtime;
+        if (!p.cuda->sm.empty()) emit_int_list(out, "sm", p.cuda->sm);
+        if (!p.cuda->ptx.empty()) emit_int_list(out, "ptx", p.cuda->ptx);
+        out << YAML::EndMap;
+    }
+    if (!p.requested_by.empty()) emit_string_list(out, "requested-by", p.requested_by);
+    out << YAML::EndMap;
+}
+
+std::string target_text(const std::vector<NamedTarget>& targets) {
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    for (const auto& t : targets) out << YAML::Key << t.name << YAML::Value << YAML::Load(target_to_yaml(t.target));
+    out << YAML::EndMap;
+    return out.c_str();
+}
+
+std::string str_of(const YAML::Node& n) { return n ? n.as<std::string>() : std::string(); }
+
+std::vector<std::string> strings_of(const YAML::Node& n) {
+    std::vector<std::string> out;
+    if (n)
+        for (const auto& item : n) out.push_back(item.as<std::string>());
+    return out;
+}
+
+std::vector<int> ints_of(const YAML::Node& n) {
+    std::vector<int> out;
+    if (n)
+        for (const auto& item : n) out.push_back(item.as<int>());
+    return out;
+}
+
+}  // namespace
+
+std::string_view lock_schema_text() { return embedded_schema("envlock.schema.json"); }
+
+std::string lock_content_hash(const Spec& spec, const std::vector<NamedTarget>& targets, std::string_view knowledge_version) {
+    Sha256 hash;
+    hash.update(spec_to_yaml_text(spec));
+    hash.update("\n---targets\n");
+    hash.update(target_text(targets));
+    hash.update("\n---knowledge\n");
+    hash.update(knowledge_version);
+    return "sha256:" + hash.hex_digest();
+}
+
+std::string write_lock(const Lock& lock) {
+    YAML::Emitter out;
+    out.SetIndent(2);
+    out << YAML::BeginMap;
+    out << YAML::Key << "version" << YAML::Value << lock.version;
+    out << YAML::Key << "content-hash" << YAML::Value << lock.content_hash;
+    emit_string(out, "knowledge-version", lock.knowledge_version);
+    out << YAML::Key << "spec" << YAML::Value;
+    emit_spec(out, lock.spec);
+    out << YAML::Key << "targets" << YAML::Value << YAML::BeginMap;
+    for (const auto& t : lock.targets) out << YAML::Key << t.name << YAML::Value << YAML::Load(target_to_yaml(t.target));
+    out << YAML::EndMap;
+    const LockedToolchain& tc = lock.toolchain;
+    if (!tc.nvcc.empty() || !tc.gcc.empty() || !tc.cuda_arch_list.empty() || !tc.notes.empty()) {
+        out << YAML::Key << "toolchain" << YAML::Value << YAML::BeginMap;
+        emit_string(out, "nvcc", tc.nvcc);
+        emit_string(out, "nvcc-from", tc.nvcc_from);
+        emit_string(out, "gcc", tc.gcc);
+        emit_string(out, "gcc-from", tc.gcc_from);
+        emit_string(out, "cuda-arch-list", tc.cuda_arch_list);
+        if (!tc.notes.empty()) {
+            out << YAML::Key << "notes" << YAML::Value << YAML::BeginSeq;
+            for (const auto& n : tc.notes) out << YAML::DoubleQuoted << n;
+            out << YAML::EndSeq;
+        }
+        out << YAML::EndMap;
+    }
+    out << YAML::Key << "packages" << YAML::Value << YAML::BeginSeq;
+    for (const auto& p : lock.packages) emit_package(out, p);
+    out << YAML::EndSeq;
+    if (!lock.decisions.empty()) {
+        out << YAML::Key << "decisions" << YAML::Value << YAML::BeginSeq;
+        for (const auto& d : lock.decisions) {
+            out << YAML::BeginMap;
+            out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << d.id;
+            out << YAML::Key << "excluded" << YAML::Value << YAML::DoubleQuoted << d.excluded;
+            out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << d.reason;
+            out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+    if (!out.good()) throw std::logic_error(std::string("lock writer: ") + out.GetLastError());
+    return std::string(out.c_str()) + "\n";
+}
+
+Lock read_lock(std::string_view yaml_text, std::string_view file) {
+    const std::string name(file);
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(yaml_text));
+    } catch (const YAML::ParserException& e) {
+        throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+    }
+    if (!root.IsMap()) throw InputError(name + ": expected a lock (a YAML map with version, spec, targets, packages)");
+
+    JsonLines lines;
+    nlohmann::json doc = yaml_to_json(root, "", &lines);
+    auto violations = validate(nlohmann::json::parse(lock_schema_text()), doc);
+    if (!violations.empty()) {
+        const auto& v = violations.front();
+        int line = std::max(1, line_of(lines, v.path));
+        throw InputError(name + ":" + std::to_string(line) + ": " + (v.path.empty() ? "lock" : v.path) + ": " + v.message);
+    }
+
+    Lock lock;
+    try {
+        lock.version = root["version"].as<int>();
+        lock.content_hash = str_of(root["content-hash"]);
+        lock.knowledge_version = str_of(root["knowledge-version"]);
+        lock.spec = spec_from_yaml(root["spec"], file);
+        for (const auto& kv : root["targets"])
+            lock.targets.push_back({kv.first.as<std::string>(), target_from_yaml(kv.second, name)});
+        if (const auto tc = root["toolchain"]) {
+            lock.toolchain.nvcc = str_of(tc["nvcc"]);
+            lock.toolchain.nvcc_from = str_of(tc["nvcc-from"]);
+            lock.toolchain.gcc = str_of(tc["gcc"]);
+            lock.toolchain.gcc_from = str_of(tc["gcc-from"]);
+            lock.toolchain.cuda_arch_list = str_of(tc["cuda-arch-list"]);
+            lock.toolchain.notes = strings_of(tc["notes"]);
+        }
+        for (const auto& n : root["packages"]) {
+            LockedPackage p;
+            for (Ecosystem e : {Ecosystem::conda, Ecosystem::pypi, Ecosystem::source})
+                if (n[kind_key(e)]) {
+                    p.kind = e;
+                    p.url = n[kind_key(e)].as<std::string>();
+                }
+            p.name = str_of(n["name"]);
+            p.version = str_of(n["version"]);
+            p.build = str_of(n["build"]);
+            p.build_number = n["build-number"] ? n["build-number"].as<int>() : 0;
+            p.sha256 = str_of(n["sha256"]);
+            p.md5 = str_of(n["md5"]);
+            p.size = n["size"] ? n["size"].as<std::uint64_t>() : 0;
+            p.channel = str_of(n["channel"]);
+            p.subdir = str_of(n["subdir"]);
+            p.rev = str_of(n["rev"]);
+            p.depends = strings_of(n["depends"]);
+            p.requested_by = strings_of(n["requested-by"]);
+            if (const auto c = n["cuda"]) p.cuda = LockedCuda{str_of(c["runtime"]), ints_of(c["sm"]), ints_of(c["ptx"])};
+            lock.packages.push_back(std::move(p));
+        }
+        if (lock.targets.empty()) throw InputError(name + ":" + std::to_string(root["targets"].Mark().line + 1) + ": /targets: expected at least one target");
+        for (const auto& n : root["decisions"])
+            lock.decisions.push_back({str_of(n["id"]), str_of(n["excluded"]), str_of(n["reason"])});
+    } catch (const YAML::Exception& e) {
+        throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    return lock;
+}
+
+}  // namespace envlock

@@ -1,0 +1,329 @@
+#include "resolver/solve/solve.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/matchspec.hpp"
+#include "resolver/specs/pep508.hpp"
+#include "resolver/solve/explain.hpp"
+#include "resolver/solve/pool.hpp"
+#include "resolver/lock/spec_io.hpp"
+
+#include "resolver/solve/libsolv.hpp"
+
+namespace envlock {
+
+using namespace solve_detail;
+
+namespace {
+
+// One machine that stands for all targets: a lock for several machines must run on each, so
+// the lowest driver and glibc, every GPU, the CPU flags they share, and only the system
+// toolchains present on all of them.
+Target combine_targets(const std::vector<NamedTarget>& targets, const knowledge::Knowledge& k) {
+    Target out = targets.front().target;
+    for (size_t i = 1; i < targets.size(); ++i) {
+        const Target& t = targets[i].target;
+        auto lower = [](const std::string& a, const std::string& b) {
+            if (a.empty() || b.empty()) return std::string();
+            auto va = conda::Version::try_parse(a), vb = conda::Version::try_parse(b);
+            if (!va || !vb) return a;
+            return *vb < *va ? b : a;
+        };
+        out.glibc = lower(out.glibc, t.glibc);
+        out.driver_cuda = lower(out.driver_cuda, t.driver_cuda);
+        out.gpus.insert(out.gpus.end(), t.gpus.begin(), t.gpus.end());
+        std::vector<std::string> flags;
+        for (const auto& f : out.cpu_flags)
+            if (std::find(t.cpu_flags.begin(), t.cpu_flags.end(), f) != t.cpu_flags.end()) flags.push_back(f);
+        out.cpu_flags = flags;
+        std::erase_if(out.toolkits, [&](const CudaToolkit& tk) {
+            return std::none_of(t.toolkits.begin(), t.toolkits.end(),
+                                [&](const CudaToolkit& o) { return major_minor(o.version) == major_minor(tk.version); });
+        });
+        std::erase_if(out.compilers, [&](const HostCompiler& cc) {
+            return std::none_of(t.compilers.begin(), t.compilers.end(), [&](const HostCompiler& o) {
+                return o.kind == cc.kind && o.version.substr(0, o.version.find('.')) == cc.version.substr(0, cc.version.find('.'));
+            });
+        });
+    }
+    (void)k;
+    return out;
+}
+
+// How a spec requirement becomes a dependency: its ecosystem, or a guess from its syntax.
+std::string job_dep(const SpecRequirement& r) {
+    if (r.ecosystem == "pypi") return "pypi\t" + r.text;
+    if (r.ecosystem == "conda") return "conda\t" + r.text;
+    try {
+        pep508::Requirement::parse(r.text);
+        return "either\t" + r.text;
+    } catch (const InputError&) {
+        conda::MatchSpec::parse(r.text);  // neither: let the conda parser's message stand
+        return "conda\t" + r.text;
+    }
+}
+
+bool is_python_requirement(const SpecRequirement& r) {
+    std::string name = r.text.substr(0, r.text.find_first_of(" =<>!~[;@"));
+    return name == "python";
+}
+
+struct Attempt {
+    bool solved = false;
+    std::vector<Id> installed;                   // solvables chosen
+    std::vector<std::string> problems;           // libsolv's problems, in our words
+    std::vector<size_t> blamed_jobs;             // indexes into the job list
+};
+
+Attempt run(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<Id>& favored) {
+    Pool* pool = sp.pool();
+    Queue q;
+    queue_init(&q);
+    for (const auto& job : jobs) queue_push2(&q, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, sp.dep_id(job.dep));
+    for (Id p : favored) queue_push2(&q, SOLVER_FAVOR | SOLVER_SOLVABLE, p);
+    Solver* solv = solver_create(pool);
+    solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL, 0);
+    solver_set_flag(solv, SOLVER_FLAG_BEST_OBEY_POLICY, 1);
+    Attempt a;
+    int nproblems = solver_solve(solv, &q);
+    if (nproblems == 0) {
+        a.solved = true;
+        for (size_t i = 0; i < sp.candidates().size(); ++i) {
+            Id p = sp.first_solvable() + static_cast<Id>(i);
+            const Candidate* c = sp.candidate(p);
+            if (c->kind == CandKind::virtual_package) continue;
+            if (solver_get_decisionlevel(solv, p) > 0) a.installed.push_back(p);
+        }
+    } else {
+        auto described = describe_problems(sp, solv, jobs);
+        a.problems = std::move(described.lines);
+        a.blamed_jobs = std::move(described.jobs);
+    }
+    solver_free(solv);
+    queue_free(&q);
+    return a;
+}
+
+LockedPackage locked_package(const Candidate& c) {
+    LockedPackage p;
+    const IndexRecord& r = c.record;
+    p.kind = r.ecosystem;
+    p.url = c.kind == CandKind::source ? r.git : r.url;
+    p.name = c.kind == CandKind::pypi ? c.dist : r.name;   // PyPI: the PEP 503 name, not the file's spelling
+    p.version = r.version;
+    p.build = r.build;
+    p.build_number = r.build_number;
+    p.sha256 = r.sha256;
+    p.md5 = r.md5;
+    p.size = r.size;
+    p.channel = c.kind == CandKind::conda ? r.channel : r.index;
+    p.subdir = r.subdir;
+    p.rev = r.rev;
+    p.depends = r.depends;
+    if (c.cuda) {
+        LockedCuda cuda;
+        cuda.runtime = c.cuda->runtime;
+        if (c.arch) {
+            cuda.sm = c.arch->sass;
+            cuda.ptx = c.arch->ptx;
+        }
+        p.cuda = cuda;
+    }
+    return p;
+}
+
+// The spec lines and chosen packages whose requirements this candidate satisfies.
+std::vector<std::string> who_asked_for(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<Id>& installed,
+                                       const Candidate& c) {
+    Id self = sp.first_solvable() + static_cast<Id>(&c - sp.candidates().data());
+    auto selects = [&](const std::string& dep) {
+        auto ids = sp.matching(dep);
+        return std::find(ids.begin(), ids.end(), self) != ids.end();
+    };
+    std::vector<std::string> out;
+    for (const auto& job : jobs)
+        if (selects(job.dep)) {
+            std::string from = format_provenance(job.from);
+            out.push_back("spec: " + job.text + (from.empty() ? "" : " (" + from + ")"));
+        }
+    for (Id p : installed) {
+        const Candidate* other = sp.candidate(p);
+        if (other == &c) continue;
+        for (const auto& dep : other->deps)
+            if (split_dep(dep)[0] != "fact" && selects(dep)) {
+                out.push_back((other->kind == CandKind::pypi ? other->dist : other->record.name) + " " + other->record.version + ": " +
+                              describe_dep(dep));
+                break;
+            }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+}  // namespace
+
+namespace {
+
+// Every python version the channels offer, by major.minor.
+std::map<std::string, std::vector<std::string>> python_releases(const SolveInput& input) {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& ch : input.channels)
+        for (const auto& r : ch.records)
+            if (r.name == "python") out[major_minor(r.version)].push_back(r.version);
+    return out;
+}
+
+std::vector<std::string> python_minors_to_try(const SolveInput& input, const std::map<std::string, std::vector<std::string>>& releases) {
+    std::set<std::string> minors;
+    for (const auto& [m, versions] : releases) minors.insert(m);
+    std::vector<conda::MatchSpec> constraints;
+    for (const auto& r : input.spec.requirements)
+        if (is_python_requirement(r)) constraints.push_back(conda::MatchSpec::parse(r.text));
+    if (!input.spec.python.empty()) {
+        std::string text = input.spec.python;
+        bool bare = std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.'; });
+        constraints.push_back(conda::MatchSpec::parse("python " + (bare ? text + ".*" : text)));
+    }
+    if (minors.empty() && !input.spec.python.empty()) minors.insert(major_minor(input.spec.python));
+    std::vector<std::pair<conda::Version, std::string>> ordered;
+    for (const auto& m : minors) {
+        auto v = conda::Version::try_parse(m);
+        if (!v) continue;
+        // A minor is allowed when some patch release of it satisfies every constraint.
+        bool ok = true;
+        auto offered = releases.find(m);
+        for (const auto& c : constraints) {
+            bool any = false;
+            if (offered != releases.end())
+                for (const auto& version : offered->second) {
+                    auto rv = conda::Version::try_parse(version);
+                    if (rv && c.matches_version(*rv)) any = true;
+                }
+            if (!any && !c.matches_version(*v)) ok = false;
+        }
+        if (ok) ordered.emplace_back(*v, m);
+    }
+    std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return b.first < a.first; });
+    std::vector<std::string> out;
+    for (const auto& [v, m] : ordered) out.push_back(m);
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> python_minors_to_try(const SolveInput& input) { return python_minors_to_try(input, python_releases(input)); }
+
+SolveOutcome solve(const SolveInput& input) {
+    if (input.targets.empty()) throw InputError("resolve: no target machine given");
+    SolveOutcome outcome;
+
+    std::vector<Job> spec_jobs;
+    for (const auto& r : input.spec.requirements) {
+        if (is_python_requirement(r)) continue;   // the Python loop below pins it
+        spec_jobs.push_back({job_dep(r), r.text, r.from});
+    }
+    for (const auto& s : input.sources)
+        spec_jobs.push_back({"source\t" + pep508::normalize_name(s.name), s.name + " from " + s.git + " at " + s.rev, {}});
+
+    PoolContext base;
+    base.input = &input;
+    base.combined = combine_targets(input.targets, input.knowledge);
+    base.cuda_extensions = std::any_of(input.spec.extensions.begin(), input.spec.extensions.end(),
+                                       [](const SpecExtension& e) { return e.cuda; });
+
+    auto releases = python_releases(input);
+    auto minors = python_minors_to_try(input, releases);
+    if (minors.empty())
+        throw UnmetError("no Python the channels offer satisfies the spec's python requirement" +
+                         (input.spec.python.empty() ? std::string() : " (" + input.spec.python + ")"));
+
+    std::string first_failure;
+    for (const auto& minor : minors) {
+        PoolContext ctx = base;
+        ctx.python_minor = minor;
+        ctx.python_full = minor + ".0";
+        if (auto offered = releases.find(minor); offered != releases.end())
+            for (const auto& version : offered->second) {
+                auto v = pep440::Version::try_parse(version);
+                if (v && (ctx.python_full == minor + ".0" || *v > pep440::Version::parse(ctx.python_full)))
+                    ctx.python_full = v->str();
+            }
+        SolvPool sp(ctx);
+        std::vector<Job> jobs = spec_jobs;
+        bool conda_python = std::any_of(sp.candidates().begin(), sp.candidates().end(),
+                                        [](const Candidate& c) { return c.kind == CandKind::conda && c.record.name == "python"; });
+        if (conda_python) jobs.push_back({"conda\tpython " + minor + ".*", "python " + minor, {}});
+
+        std::vector<Id> favored;
+        for (size_t i = 0; i < sp.candidates().size(); ++i) {
+            const auto& c = sp.candidates()[i];
+            std::string key = (c.kind == CandKind::conda ? "conda:" : "pypi:") + (c.kind == CandKind::conda ? c.record.name : c.dist);
+            auto it = input.previous.find(key);
+            if (it == input.previous.end() || it->second != c.record.version) continue;
+            if (input.update_all || input.update.count(c.record.name) || input.update.count(c.dist)) continue;
+            favored.push_back(sp.first_solvable() + static_cast<Id>(i));
+        }
+
+        Attempt a = run(sp, jobs, favored);
+        if (!a.solved) {
+            if (first_failure.empty()) {
+                first_failure = "Python " + minor + ":\n" + explain_failure(sp, jobs, a.problems, a.blamed_jobs,
+                    [&](const std::vector<Job>& relaxed) {
+                        Attempt r = run(sp, relaxed, {});
+                        RelaxResult out;
+                        out.solved = r.solved;
+                        out.problems = r.problems;
+                        for (Id p : r.installed) out.chosen.push_back(sp.candidate(p)->label());
+                        return out;
+                    });
+            }
+            continue;
+        }
+
+        Lock& lock = outcome.lock;
+        lock.spec = input.spec;
+        lock.targets = input.targets;
+        lock.knowledge_version = input.knowledge.version;
+        lock.content_hash = lock_content_hash(input.spec, input.targets, input.knowledge.version);
+        std::vector<const Candidate*> chosen;
+        for (Id p : a.installed) chosen.push_back(sp.candidate(p));
+        for (const Candidate* c : chosen) {
+            std::vector<std::string> requested_by = who_asked_for(sp, jobs, a.installed, *c);
+            if (c->kind == CandKind::system_nvcc) {
+                lock.toolchain.nvcc = c->record.version;
+                lock.toolchain.nvcc_from = "system:" + c->record.url;
+            } else if (c->kind == CandKind::system_compiler) {
+                lock.toolchain.gcc = c->record.version;
+                lock.toolchain.gcc_from = "system:" + c->record.url;
+            } else {
+                if (c->record.name == "cuda-nvcc") {
+                    lock.toolchain.nvcc = c->record.version;
+                    lock.toolchain.nvcc_from = "conda:" + c->record.name;
+                }
+                if (c->compiler_major > 0 && c->kind == CandKind::conda && lock.toolchain.gcc_from.rfind("system:", 0) != 0) {
+                    lock.toolchain.gcc = c->record.version;
+                    lock.toolchain.gcc_from = "conda:" + c->record.name;
+                }
+                lock.packages.push_back(locked_package(*c));
+                lock.packages.back().requested_by = std::move(requested_by);
+            }
+        }
+        finish_toolchain(sp, chosen, lock.toolchain);
+        lock.decisions = decisions_that_mattered(sp, jobs, chosen);
+        std::sort(lock.packages.begin(), lock.packages.end(), [](const LockedPackage& x, const LockedPackage& y) {
+            if (x.name != y.name) return x.name < y.name;
+            return static_cast<int>(x.kind) < static_cast<int>(y.kind);
+        });
+        outcome.solved = true;
+        return outcome;
+    }
+    outcome.explanation = first_failure;
+    return outcome;
+}
+
+}  // namespace envlock

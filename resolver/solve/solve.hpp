@@ -1,0 +1,49 @@
+#pragma once
+// resolver/solve/ owns the one libsolv problem (pool.hpp), its answer and its explanations
+// (explain.hpp); it is the only folder that includes libsolv. Only the resolve workflow
+// (resolver/workflow/) calls it; it must not do I/O.
+//
+// The one SAT solve (DESIGN.md "The solve"): conda records, PyPI candidates, source
+// packages and the target machine's facts in one libsolv pool; knowledge and advisories
+// as clauses; the answer is a Lock, or an explanation the user can act on.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "resolver/knowledge/knowledge.hpp"
+#include "resolver/lock/lock.hpp"
+#include "resolver/specs/record.hpp"
+#include "resolver/lock/spec.hpp"
+
+namespace envlock {
+
+struct SolveInput {
+    Spec spec;
+    std::vector<NamedTarget> targets;                 // at least one
+    knowledge::Knowledge knowledge;
+    std::vector<CondaChannelRecords> channels;        // spec.channels order = priority order
+    IndexRecords pypi;                                // every file found, index order as pip's
+    IndexRecords sources;                             // git sources, one record each
+    std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock
+    std::set<std::string> update;                     // names allowed to move away from `previous`
+    bool update_all = false;
+    bool strict_channel_priority = true;
+    // What the repo's code does that advisories depend on: "numba-cuda",
+    // "code-uses:torch.utils.tensorboard", "code-uses:numpy.float-aliases" …
+    std::set<std::string> uses;
+};
+
+struct SolveOutcome {
+    bool solved = false;
+    Lock lock;                   // filled when solved (content hash and spec included)
+    std::string explanation;     // when not solved: why, in the user's terms, and what would help
+};
+
+SolveOutcome solve(const SolveInput& input);
+
+// The conda subdir of a target platform ("linux-64") and the Python minor versions the
+// spec allows, newest first, among those the channels offer.
+std::vector<std::string> python_minors_to_try(const SolveInput& input);
+
+}  // namespace envlock

@@ -1,0 +1,27 @@
+#pragma once
+// What CUDA a published artifact was built for, read from how the ecosystems name builds:
+// a wheel's local version (+cu111), a conda build string (py3.8_cuda11.1_cudnn8.0.5_0,
+// py38_cu111), or an openmmlab find-links page (…/mmcv/dist/cu111/torch1.9.0/index.html).
+#include <optional>
+#include <string>
+
+#include "resolver/specs/record.hpp"
+
+namespace envlock {
+
+struct CudaBuild {
+    std::string runtime;        // "11.1"
+    std::string variant;        // "cu111", the name torch's arch tables use
+    std::string torch_series;   // for builds made against one torch ("1.9"), else ""
+};
+
+// "cu111" -> "11.1", "cu92" -> "9.2", "cu128" -> "12.8"; nullopt when not a cuXYZ tag.
+std::optional<std::string> cuda_runtime_of_variant(const std::string& variant);
+// "11.1" -> "cu111"
+std::string variant_of_cuda_runtime(const std::string& runtime);
+
+// `pypi_default_variant` is what a plain PyPI torch wheel of that release was built with
+// ("cu102" for torch 1.9.1), from the knowledge base; "" when unknown or CPU.
+std::optional<CudaBuild> cuda_build_of(const IndexRecord& record, const std::string& pypi_default_variant = "");
+
+}  // namespace envlock

@@ -1,0 +1,55 @@
+#pragma once
+// resolver/workflow/ owns `envlock resolve` end to end: spec -> target -> indexes (through
+// fetch/) -> solve -> lock written atomically. It is the one resolver folder that uses fetch/;
+// it must not hold semantics of its own (those live in the folders it calls).
+//
+// `envlock resolve` as one function: find the spec (a spec file, a lock, a checkout to infer
+// from, or a built-in recipe), find the target machines, read the indexes, solve, and write
+// envlock.yaml beside the code. The CLI only parses flags and prints.
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fetch/settings.hpp"
+#include "resolver/knowledge/detect.hpp"
+#include "resolver/lock/lock.hpp"
+
+namespace envlock {
+
+struct ResolveOptions {
+    std::string path;                              // DIR, FILE, or a recipe name; "" = "."
+    std::string output;                            // where to write; "" = beside the spec
+    std::vector<std::pair<std::string, std::string>> target_files;   // (name, file); name "" = "default"
+    TargetOverrides overrides;                     // detect's flags, applied to the detected machine
+    bool redetect = false;                         // ignore the targets of an existing lock
+    std::vector<std::string> knowledge_files;
+    fetch::CommandLineSettings fetch;
+    std::set<std::string> update;                  // names allowed to move from the existing lock
+    bool update_all = false;
+    std::set<std::string> uses;                    // what the code does that advisories depend on
+    std::set<std::string> allow_advisories;        // advisory ids the user opts out of
+    bool clone = false;                            // recipe: git clone the repo at its commit first
+};
+
+struct ResolveResult {
+    bool solved = false;
+    std::string lock_path;
+    Lock lock;                                     // when solved
+    std::string explanation;                       // when not
+    std::vector<std::string> notes;                // what the index closure left out, git revs not verified …
+};
+
+ResolveResult resolve_project(const ResolveOptions& options);
+
+// The spec and where the lock goes, for a path, a lock file or a recipe name.
+struct SpecLocation {
+    Spec spec;
+    std::string lock_path;
+    std::optional<Lock> previous;                  // the lock already there, if any
+    std::string recipe_repo, recipe_rev;           // when the spec came from a recipe
+};
+SpecLocation locate_spec(const std::string& path, const std::string& output);
+
+}  // namespace envlock
