@@ -1,11 +1,7 @@
 #pragma once
-// A validator for the subset of JSON Schema draft-07 that envlock's own schemas use
-// (schemas/*.json): type, properties, required, additionalProperties (bool or schema),
-// items, enum, const, pattern (ECMAScript regex, searched, not anchored), minimum/maximum,
-// minItems, minLength, uniqueItems, oneOf/anyOf/allOf, and $ref to "#/definitions/NAME".
-// Debian ships no C++ validator, and our schemas are ours, so a small one suffices.
-// A schema keyword outside this subset is reported as a violation rather than ignored,
-// so a schema never silently checks less than it says.
+// JSON Schema (draft-07) validation of envlock's documents (the lock, the knowledge files),
+// by valijson (Debian's libvalijson-dev). Violations come back as JSON pointers, so a caller
+// that kept the YAML line of each pointer (yaml_json.hpp) can name the offending line.
 #include <string>
 #include <vector>
 
@@ -18,8 +14,8 @@ struct SchemaViolation {
     std::string message;   // what was expected there
 };
 
-// Every violation found (empty = valid). Never throws for a bad document; a malformed
-// schema yields violations whose message starts with "schema:".
+// Every violation found (empty = valid), deepest first. Never throws for a bad document;
+// a schema valijson cannot compile yields one violation whose message starts with "schema:".
 std::vector<SchemaViolation> validate(const nlohmann::json& schema, const nlohmann::json& doc);
 
 // "path: message" lines joined by "; ", first `limit` violations (for one-line errors).
