@@ -28,6 +28,7 @@ struct ResolveOptions {
     fetch::CommandLineSettings fetch;
     std::set<std::string> update;                  // names allowed to move from the existing lock
     bool update_all = false;
+    bool verbose = false;                          // an unsatisfiable spec: the full derivation
     std::set<std::string> uses;                    // what the code does that advisories depend on
     std::set<std::string> allow_advisories;        // advisory ids the user opts out of
     bool clone = false;                            // recipe: git clone the repo at its commit first
