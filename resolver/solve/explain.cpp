@@ -427,7 +427,9 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
         for (const auto& a : also_involved) line += (line.empty() ? "" : "; ") + a;
         why.push_back("Also involved (their candidates need what the above rules out): " + line);
     }
-    for (const auto& line : problems) collide.push_back("  - " + line);
+    // "you asked for X" restates a spec line the sections above already name.
+    for (const auto& line : problems)
+        if (line.rfind("you asked for ", 0) != 0) collide.push_back("  - " + line);
 
     if (std::string fix = driver_fix(sp, jobs, blamed_jobs); !fix.empty()) help.push_back("  - " + fix);
 
