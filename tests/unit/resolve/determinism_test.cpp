@@ -27,7 +27,7 @@ TEST_CASE("each recipe resolved 10 times on the demo mirror gives the same bytes
                 first_lock = lock;
                 first_err = err;
                 first_code = r.exit_code;
-                MESSAGE(recipe << ": exit " << r.exit_code);
+                MESSAGE(std::string(recipe) << ": exit " << r.exit_code);
                 continue;
             }
             CHECK(r.exit_code == first_code);
