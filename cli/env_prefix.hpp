@@ -1,7 +1,7 @@
 #pragma once
 // Which prefix and lock `run`, `shell-hook` (and `export --prefix`) act on: --prefix, else
 // .envlock/<target> beside the lock; the lock the prefix was installed from when it kept a
-// copy (<prefix>/.envlock/envlock.yaml), else --lock / ./envlock.yaml when present.
+// copy (<prefix>/.envlock/lock.yaml, written by install), else --lock / ./envlock.yaml when present.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -24,7 +24,7 @@ inline EnvChoice choose_env(const std::string& prefix_flag, const std::string& l
     std::string lock_file = lock_path(lock_flag);
     if (!prefix_flag.empty()) {
         c.prefix = prefix_flag;
-        std::string kept = (fs::path(prefix_flag) / ".envlock/envlock.yaml").string();
+        std::string kept = (fs::path(prefix_flag) / ".envlock/lock.yaml").string();
         if (fs::exists(kept, ec)) c.lock = read_lock(read_text_file(kept, "lock"), kept);
         else if (!lock_flag.empty() || fs::exists(lock_file, ec)) c.lock = read_lock(read_text_file(lock_file, "lock"), lock_file);
         return c;

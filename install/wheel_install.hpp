@@ -56,7 +56,7 @@ struct WheelOptions {
     bool verify_unpacked_hashes = false;
 };
 
-struct InstalledFile {
+struct WrittenFile {
     std::string path;                // prefix-relative, '/'-separated
     std::string sha256;              // lowercase hex; "" for RECORD and .pyc
     std::uint64_t size = 0;
@@ -65,7 +65,7 @@ struct InstalledFile {
 struct InstalledWheel {
     std::string name, version;       // METADATA's Name and Version
     std::string dist_info;           // prefix-relative .dist-info directory
-    std::vector<InstalledFile> files;     // every file written, RECORD included
+    std::vector<WrittenFile> files;     // every file written, RECORD included
     std::vector<std::string> replaced;    // files that existed before and were overwritten
 };
 

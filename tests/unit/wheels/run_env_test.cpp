@@ -116,3 +116,15 @@ TEST_CASE("CUDA_HOME is the locked toolkit: the prefix for conda's cuda-nvcc, a 
     CHECK(fs::exists(home + "/bin/nvcc"));
     CHECK(as_map(run_environment(t.str("env"), &lock, {}))["PATH"].find(home + "/bin") != std::string::npos);
 }
+
+TEST_CASE("run --prefix reads the lock the prefix was installed from (.envlock/lock.yaml) for the toolchain") {
+    TempDir t;
+    conda_prefix(t.path / "env");
+    Lock lock = toolchain_lock();
+    lock.content_hash = "sha256:" + std::string(64, '0');
+    lock.targets.push_back({"default", {}});
+    lock.targets[0].target.platform = "linux-64";
+    write_text(t.path / "env/.envlock/lock.yaml", write_lock(lock));
+    auto r = run_envlock({"run", "--prefix", t.str("env"), "--", "sh", "-c", "echo \"$TORCH_CUDA_ARCH_LIST $FORCE_CUDA\""});
+    CHECK_MESSAGE(r.out == "8.6 1\n", r.err);
+}
