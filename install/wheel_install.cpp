@@ -486,6 +486,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         {"purelib", layout.purelib}, {"platlib", layout.platlib}, {"scripts", layout.scripts},
         {"data", layout.data}, {"headers", generic(fs::path(layout.headers) / result.name)}};
     std::map<std::string, Placement> placements;
+    std::set<std::string> destinations;
     for (const auto& m : members) {
         if (m.name == record_name || m.name == record_name + ".jws" || m.name == record_name + ".p7s") continue;
         auto row = record.find(m.name);
@@ -534,8 +535,14 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         p.final_path = generic(fs::path(scheme_dirs[p.scheme]) / rest);
         if (inside(p.final_path, layout.prefix).empty())
             throw InputError(wheel_path + ": " + m.name + " would land outside the prefix " + layout.prefix);
+        if (!destinations.insert(p.final_path).second)
+            throw InputError(wheel_path + ": two members install to " + p.final_path);
         placements[m.name] = std::move(p);
     }
+    // Launchers too: one file per script name, whichever section declares it.
+    for (const auto& ep : entry_points)
+        if (!destinations.insert(generic(fs::path(layout.scripts) / ep.name)).second)
+            throw InputError(wheel_path + ": entry point '" + ep.name + "' is declared twice or clashes with a file of the wheel");
 
     // ---- write, verifying each member against RECORD as it streams ----
     Writer writer(wheel_path);

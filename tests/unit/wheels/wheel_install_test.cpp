@@ -392,3 +392,16 @@ TEST_CASE("an unpacked wheel (a cache tree) installs by hard links to the same R
     write_text(t.path / "tree/fixpkg/cli.py", "def main(): pass\n");   // a cache tree someone edited
     CHECK_THROWS_WITH_AS(install_wheel(t.str("tree"), l2, {}), doctest::Contains("fixpkg/cli.py is"), InputError);
 }
+
+TEST_CASE("two members or two entry points that would write one file are refused") {
+    TempDir t;
+    PythonLayout layout = new_venv(t.path / "env");
+    auto files = demo_wheel_files();
+    files["demo-1.0.data/purelib/demo/__init__.py"] = "VALUE = 0\n";   // the root has demo/__init__.py too
+    make_wheel(t.str("twice.whl"), files);
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("twice.whl"), layout, {}), doctest::Contains("two members install to"), InputError);
+    files = demo_wheel_files();
+    files["demo-1.0.dist-info/entry_points.txt"] = "[console_scripts]\ndemo = demo:main\n[gui_scripts]\ndemo = demo:gui\n";
+    make_wheel(t.str("ep2.whl"), files);
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("ep2.whl"), layout, {}), doctest::Contains("declared twice"), InputError);
+}
