@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     envlock::cli::add_check(app, exit_code);
     envlock::cli::add_why(app, exit_code);
     envlock::cli::add_run(app, exit_code);
+    envlock::cli::add_export(app, exit_code);
     envlock::cli::add_inspect(app, exit_code);
     envlock::cli::add_index(app, exit_code);
     envlock::cli::add_spec(app, exit_code);
