@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -6,11 +7,12 @@
 #include "fetch/files.hpp"
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/lock/lock.hpp"
+#include "resolver/workflow/check_lock.hpp"
 
 namespace envlock::cli {
 
 void add_check(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("check", "Exit 0 when envlock.yaml is well-formed and current with its spec, targets and knowledge; 1 otherwise");
+    auto* cmd = app.add_subcommand("check", "Exit 0 when envlock.yaml is well-formed, current with its spec, targets, knowledge and inferred-from files, and its packages hold together; 1 otherwise, naming what is wrong");
     auto file = std::make_shared<std::string>();
     auto knowledge_files = std::make_shared<std::vector<std::string>>();
     cmd->add_option("FILE", *file, "the lock, or a directory holding envlock.yaml (default ./envlock.yaml)");
@@ -27,6 +29,15 @@ void add_check(CLI::App& app, int& exit_code) {
             else
                 std::cout << "the spec or targets were edited since it was resolved";
             std::cout << "; run `envlock resolve` again\n";
+            exit_code = 1;
+            return;
+        }
+        // Beyond its inputs: the packages themselves, and the files the spec was read from.
+        std::string dir = std::filesystem::path(path).parent_path().string();
+        auto problems = lock_problems(lock, dir.empty() ? "." : dir);
+        if (!problems.empty()) {
+            std::cout << path << ": the lock does not hold:\n";
+            for (const auto& p : problems) std::cout << "  " << p << "\n";
             exit_code = 1;
             return;
         }
