@@ -3,6 +3,8 @@
 // "Errors and safety": 1 no such package or version, 2 unreadable input, 3 unreachable.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tests/unit/resolve/resolve_fixture.hpp"
 
 using namespace envlock::test;
@@ -19,14 +21,34 @@ struct Run {
     std::string lock() const { return read_file(dir / "envlock.yaml"); }
 };
 
+// `extra` flags go first; a --mirror in them replaces the fixture's rule for the same prefix
+// (a prefix given twice is bad input).
+RunResult resolve_replacing(std::vector<std::string> args, const fs::path& dir, const std::vector<std::string>& extra) {
+    std::vector<std::string> all{"resolve"};
+    all.insert(all.end(), args.begin(), args.end());
+    all.insert(all.end(), extra.begin(), extra.end());
+    auto prefix_of = [](const std::string& rule) { return rule.substr(0, rule.find('=')); };
+    std::vector<std::string> replaced;
+    for (size_t i = 0; i + 1 < extra.size(); ++i)
+        if (extra[i] == "--mirror") replaced.push_back(prefix_of(extra[i + 1]));
+    auto flags = mirror_flags(dir / "cache");
+    for (size_t i = 0; i < flags.size(); ++i) {
+        if (flags[i] == "--mirror" && i + 1 < flags.size() &&
+            std::find(replaced.begin(), replaced.end(), prefix_of(flags[i + 1])) != replaced.end()) {
+            ++i;
+            continue;
+        }
+        all.push_back(flags[i]);
+    }
+    return run_envlock(all);
+}
+
 Run resolve_spec_text(const std::string& tag, const std::string& body, std::vector<std::string> extra = {}) {
     Run r;
     r.dir = temp_dir(tag);
     write_file(r.dir / "spec.yaml", "spec:\n  name: input\n" + body);
     write_file(r.dir / "target.yaml", kTarget3090);
-    std::vector<std::string> args{(r.dir / "spec.yaml").string(), "--target", (r.dir / "target.yaml").string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    r.run = resolve_with(args, r.dir);
+    r.run = resolve_replacing({(r.dir / "spec.yaml").string(), "--target", (r.dir / "target.yaml").string()}, r.dir, extra);
     return r;
 }
 
