@@ -79,6 +79,7 @@ void add_resolve(CLI::App& app, int& exit_code) {
     cmd->add_flag("--detect", f->options.redetect, "describe this machine again instead of reusing the existing lock's targets");
     cmd->add_option("--update", f->update, "let these packages move away from the existing lock; repeatable")->allow_extra_args(false);
     cmd->add_flag("--update-all", f->options.update_all, "ignore the existing lock's versions");
+    cmd->add_flag("-v,--verbose", f->options.verbose, "when unsatisfiable, print the full derivation (default: one screen)");
     cmd->add_option("--uses", f->uses, "what the code does that advisories depend on: numba-cuda, code-uses:torch.utils.tensorboard …; repeatable")->allow_extra_args(false);
     cmd->add_option("--allow-advisory", f->allow_advisories,
                     "advisory id to stop enforcing (see `envlock inspect advisories`); remembered in the spec; repeatable")->allow_extra_args(false);

@@ -380,6 +380,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.knowledge = k;
     in.update = o.update;
     in.update_all = o.update_all;
+    in.verbose = o.verbose;
     // --uses is remembered in the spec, so a re-resolve and `check` see it too.
     remember_in(in.spec.uses, o.uses);
     in.uses.insert(in.spec.uses.begin(), in.spec.uses.end());
@@ -412,9 +413,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     if (!o.allow_missing.empty()) remember_in(in.spec.allow_missing, o.allow_missing);
     refuse_unreadable(in.spec);
     if (loc.previous)
-        for (const auto& p : loc.previous->packages)
-            in.previous[(p.kind == Ecosystem::conda ? "conda:" : "pypi:") +
-                        (p.kind == Ecosystem::conda ? p.name : pep508::normalize_name(p.name))] = p.version;
+        for (const auto& p : loc.previous->packages) {
+            std::string key = (p.kind == Ecosystem::conda ? "conda:" : "pypi:") + (p.kind == Ecosystem::conda ? p.name : pep508::normalize_name(p.name));
+            in.previous[key] = p.version;
+            if (p.kind == Ecosystem::conda) in.previous[key + "#build"] = p.build;
+        }
 
     const Spec& spec = in.spec;
     bool cuda_extensions = std::any_of(spec.extensions.begin(), spec.extensions.end(), [](const SpecExtension& e) { return e.cuda; });

@@ -29,6 +29,7 @@ struct ResolveOptions {
     fetch::CommandLineSettings fetch;
     std::set<std::string> update;                  // names allowed to move from the existing lock
     bool update_all = false;
+    bool verbose = false;                          // an unsatisfiable spec: the full derivation
     std::set<std::string> uses;                    // what the code does that advisories depend on
     std::set<std::string> allow_advisories;        // advisory ids the user opts out of
     std::set<std::string> allow_missing;           // requirements to go on without when nothing offers them
