@@ -34,10 +34,15 @@ void add_check(CLI::App& app, int& exit_code) {
                 reason = "the spec or targets were edited since it was resolved";
             exit_code = 1;
         }
+        // Beyond its inputs: the packages themselves, and the files the spec was read from.
+        std::string dir = std::filesystem::path(path).parent_path().string();
+        auto problems = lock_problems(lock, dir.empty() ? "." : dir, k);
+        if (!problems.empty()) exit_code = 1;
         if (*json) {
-            nlohmann::json j = {{"lock", path}, {"ok", reason.empty()}, {"packages", lock.packages.size()},
+            nlohmann::json j = {{"lock", path}, {"ok", reason.empty() && problems.empty()}, {"packages", lock.packages.size()},
                                 {"content-hash", lock.content_hash}};
             if (!reason.empty()) j["reason"] = reason;
+            if (!problems.empty()) j["problems"] = problems;
             std::cout << j.dump(2) << "\n";
             return;
         }
@@ -45,9 +50,6 @@ void add_check(CLI::App& app, int& exit_code) {
             std::cout << path << ": out of date: " << reason << "; run `envlock resolve` again\n";
             return;
         }
-        // Beyond its inputs: the packages themselves, and the files the spec was read from.
-        std::string dir = std::filesystem::path(path).parent_path().string();
-        auto problems = lock_problems(lock, dir.empty() ? "." : dir);
         if (!problems.empty()) {
             std::cout << path << ": the lock does not hold:\n";
             for (const auto& p : problems) std::cout << "  " << p << "\n";

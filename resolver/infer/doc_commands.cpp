@@ -20,8 +20,8 @@ bool machine_specific(const std::string& var) {
 // Prose or a heading that presents a block for CPU-only machines ("On CPU platforms",
 // "CPU only"): another way, not the one for a GPU target.
 bool cpu_only(const std::string& lower) {
-    for (const char* p : {"cpu only", "cpu-only", "cpuonly", "cpu platform", "only cpu", "for cpu", "on cpu", "cpu version",
-                          "without gpu", "without a gpu", "no gpu"})
+    // ("Building without a GPU" is a cross-build of CUDA code, not a CPU-only install.)
+    for (const char* p : {"cpu only", "cpu-only", "cpuonly", "cpu platform", "only cpu", "for cpu", "on cpu", "cpu version"})
         if (contains(lower, p)) return true;
     return false;
 }
@@ -190,6 +190,23 @@ std::string Inference::env_prefix(const ShellCommand& cmd) {
 }
 
 void Inference::pip_install(const ShellCommand& cmd, const std::vector<std::string>& w, DocState& doc, const Provenance& from) {
+    // OpenMMLab's page template (`-f …/{cu_version}/{torch_version}/index.html`, and `mim
+    // install`): one page per CUDA x torch. A concrete example in the docs is what they ran;
+    // without one, the solver picks the page (Inference::openmmlab_templates).
+    for (std::size_t i = 2; i < w.size(); ++i) {
+        bool flag = (w[i] == "-f" || w[i] == "--find-links") && i + 1 < w.size() && openmmlab_template(w[i + 1]);
+        bool joined = starts_with(w[i], "--find-links=") && openmmlab_template(w[i]);
+        if (!flag && !joined) continue;
+        note("template", cmd.text, "a template with placeholders; a concrete example is followed if the docs give one, "
+             "else envlock picks OpenMMLab's page for the locked torch and CUDA", from);
+        std::vector<std::string> packages;
+        for (std::size_t j = 2; j < w.size(); ++j) {
+            if (j == i || (flag && j == i + 1)) continue;
+            if (!w[j].empty() && w[j][0] != '-') packages.push_back(w[j]);
+        }
+        templates.push_back({packages, from});
+        return;
+    }
     for (std::size_t i = 2; i < w.size(); ++i) {
         const auto& arg = w[i];
         if (!placeholder(arg) || openmmlab_template(arg)) continue;
@@ -234,19 +251,6 @@ void Inference::pip_install(const ShellCommand& cmd, const std::vector<std::stri
             item.kind = K::constraint;
         } else if (opt == "-f" || opt == "--find-links") {
             item.kind = K::find_links;
-            if (!inline_value && i + 1 < w.size() && openmmlab_template(w[i + 1])) {
-                // One page per CUDA x torch. A concrete example in the docs is what they ran;
-                // without one, the solver picks the page (Inference::openmmlab_templates).
-                note("template", cmd.text, "a template with placeholders; a concrete example is followed if the docs give one, "
-                     "else envlock picks OpenMMLab's page for the locked torch and CUDA", from);
-                std::vector<std::string> packages;
-                for (std::size_t j = 2; j < w.size(); ++j) {
-                    if (j == i || j == i + 1) continue;
-                    if (!w[j].empty() && w[j][0] != '-') packages.push_back(w[j]);
-                }
-                templates.push_back({packages, from});
-                return;
-            }
         } else if (opt == "-i" || opt == "--index-url") {
             item.kind = K::index_url;
         } else if (opt == "--extra-index-url") {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "resolver/solve/self_check.hpp"
 #include "resolver/specs/conda_filename.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
@@ -146,10 +147,61 @@ std::vector<std::string> unprovided_names(const Lock& lock) {
     return out;
 }
 
-std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock_dir) {
+std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::Knowledge& knowledge) {
+    SolveInput in;
+    in.spec = lock.spec;
+    in.targets = lock.targets;
+    in.knowledge = knowledge;
+    in.strict_channel_priority = false;
+    // A requirement the user went on without (--allow-missing) is not in the lock by design.
+    std::set<std::string> locked;
+    for (const auto& p : lock.packages) locked.insert(pep508::normalize_name(p.name));
+    auto& reqs = in.spec.requirements;
+    reqs.erase(std::remove_if(reqs.begin(), reqs.end(), [&](const SpecRequirement& r) {
+                   std::string name = r.text.substr(0, r.text.find_first_of(" =<>!~[;@"));
+                   return allowed_missing(lock.spec, name) && !locked.count(pep508::normalize_name(name));
+               }),
+               reqs.end());
+    std::vector<IndexRecord> chosen;
+    std::string python;
+    for (const auto& p : lock.packages) {
+        IndexRecord r;
+        r.ecosystem = p.kind;
+        r.name = p.name;
+        r.version = p.version;
+        r.build = p.build;
+        r.build_number = p.build_number;
+        r.url = p.url;
+        r.filename = last_segment(p.url);
+        r.sha256 = p.sha256;
+        r.md5 = p.md5;
+        r.size = p.size;
+        r.channel = p.channel;
+        r.subdir = p.subdir;
+        r.depends = p.depends;
+        r.depends_known = !p.depends_unknown;
+        if (p.kind == Ecosystem::pypi) r.index = p.channel;
+        if (p.kind == Ecosystem::source) {
+            r.git = p.url;
+            r.rev = p.rev;
+        }
+        if (p.kind == Ecosystem::conda && p.name == "python") python = p.version;
+        chosen.push_back(std::move(r));
+    }
+    std::vector<std::string> out;
+    for (const auto& v : self_check(in, chosen, python)) out.push_back(v.requirement + ": " + v.found);
+    return out;
+}
+
+std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock_dir, const knowledge::Knowledge& knowledge) {
     auto out = incomplete_entries(lock);
     auto names = unprovided_names(lock);
     out.insert(out.end(), names.begin(), names.end());
+    // The solve's proof, when the entries themselves hold (an edited entry would only echo).
+    if (out.empty()) {
+        auto proof = self_check_problems(lock, knowledge);
+        out.insert(out.end(), proof.begin(), proof.end());
+    }
     for (const auto& f : changed_inputs(lock, lock_dir))
         out.push_back(f + ": changed since the spec was inferred from it (run `envlock resolve` to read it again)");
     return out;

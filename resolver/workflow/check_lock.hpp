@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "resolver/knowledge/knowledge.hpp"
 #include "resolver/lock/lock.hpp"
 
 namespace envlock {
@@ -17,7 +18,12 @@ std::vector<std::string> incomplete_entries(const Lock& lock);
 // provides (a deleted or truncated entry). Markers are evaluated for the locked Python.
 std::vector<std::string> unprovided_names(const Lock& lock);
 
+// The solve's own self-check (resolver/solve/self_check) run on the locked packages: the spec's
+// requirements, every package's depends and the targets' facts hold. Channel priority is not
+// re-checked (the lock does not carry the records a channel did not contribute).
+std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::Knowledge& knowledge);
+
 // Everything above, plus the inferred-from files (read relative to `lock_dir`) that changed.
-std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock_dir);
+std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock_dir, const knowledge::Knowledge& knowledge);
 
 }  // namespace envlock

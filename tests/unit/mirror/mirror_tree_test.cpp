@@ -180,12 +180,12 @@ TEST_CASE("CUDA toolkits, nvcc, cuda-version and compilers are in their channels
     for (const auto& [where, fn, rec] : all_records(root))
         names_versions.insert(where + " " + rec["name"].get<std::string>() + " " + rec["version"].get<std::string>());
     for (const char* expect :
-         {"conda-forge/linux-64 cudatoolkit 10.1.243", "conda-forge/linux-64 cudatoolkit 11.1.1", "conda-forge/linux-64 cudatoolkit 11.8.0",
-          "nvidia/linux-64 cuda-nvcc 11.1.105", "nvidia/linux-64 cuda-nvcc 11.8.89", "nvidia/linux-64 cuda-nvcc 12.1.105",
-          "conda-forge/noarch cuda-version 11.1", "conda-forge/linux-64 gcc_linux-64 7.5.0", "conda-forge/linux-64 gxx_linux-64 9.5.0",
-          "conda-forge/linux-64 gcc 10.4.0", "conda-forge/linux-64 gxx 13.2.0", "main/linux-64 numpy-base 1.19.2",
-          "conda-forge/linux-64 python 3.6.15", "conda-forge/linux-64 python 3.10.13", "conda-forge/linux-64 python_abi 3.8",
-          "conda-forge/linux-64 numba 0.48.0", "conda-forge/linux-64 llvmlite 0.31.0", "conda-forge/noarch pip 23.3.1"}) {
+         {"conda/conda-forge/linux-64 cudatoolkit 10.1.243", "conda/conda-forge/linux-64 cudatoolkit 11.1.1", "conda/conda-forge/linux-64 cudatoolkit 11.8.0",
+          "conda/nvidia/linux-64 cuda-nvcc 11.1.105", "conda/nvidia/linux-64 cuda-nvcc 11.8.89", "conda/nvidia/linux-64 cuda-nvcc 12.1.105",
+          "conda/conda-forge/noarch cuda-version 11.1", "conda/conda-forge/linux-64 gcc_linux-64 7.5.0", "conda/conda-forge/linux-64 gxx_linux-64 9.5.0",
+          "conda/conda-forge/linux-64 gcc 10.4.0", "conda/conda-forge/linux-64 gxx 13.2.0", "pkgs/main/linux-64 numpy-base 1.19.2",
+          "conda/conda-forge/linux-64 python 3.6.15", "conda/conda-forge/linux-64 python 3.10.13", "conda/conda-forge/linux-64 python_abi 3.8",
+          "conda/conda-forge/linux-64 numba 0.48.0", "conda/conda-forge/linux-64 llvmlite 0.31.0", "conda/conda-forge/noarch pip 23.3.1"}) {
         CHECK_MESSAGE(names_versions.count(expect), expect);
     }
     auto records = all_records(root);
