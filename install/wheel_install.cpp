@@ -232,7 +232,9 @@ std::string strip_credentials(const std::string& url) {
 // failure the destructor removes every temp file and every directory this install created.
 class Writer {
 public:
-    explicit Writer(std::string wheel) : wheel_(std::move(wheel)) {}
+    // `direct`: the files go into a private stage, where a name that does not exist yet can be
+    // written as itself (no temp name and rename); the stage's swap is the atomic step.
+    Writer(std::string wheel, bool direct) : wheel_(std::move(wheel)), direct_(direct) {}
     Writer(const Writer&) = delete;
     ~Writer() {
         if (committed_) return;
@@ -263,7 +265,7 @@ public:
         make_dirs(fs::path(final_path).parent_path());
         Temp t;
         t.final = final_path;
-        t.temp = final_path + ".envlock-tmp";
+        t.temp = temp_name(final_path);
         t.fd = ::open(t.temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, executable ? 0777 : 0666);
         if (t.fd < 0) throw EnvironmentError("cannot write " + t.temp + ": " + std::strerror(errno));
         t.hash = std::make_unique<Sha256>();
@@ -298,7 +300,7 @@ public:
         make_dirs(fs::path(final_path).parent_path());
         Temp t;
         t.final = final_path;
-        t.temp = final_path + ".envlock-tmp";
+        t.temp = temp_name(final_path);
         ::unlink(t.temp.c_str());
         if (!hardlink || ::link(from.c_str(), t.temp.c_str()) != 0) {
             std::error_code ec;
@@ -317,22 +319,20 @@ public:
         return i;
     }
 
-    // Renames every temp file onto its final name; returns the final paths that existed before.
-    std::vector<std::string> commit() {
-        std::vector<std::string> replaced;
+    // The written paths that existed before (as written: staged when staging).
+    const std::vector<std::string>& existing() const { return existing_; }
+
+    // Renames every temp file onto its final name.
+    void commit() {
         for (const auto& t : temps_) {
             struct stat st;
-            if (::lstat(t.final.c_str(), &st) == 0) {
-                if (S_ISDIR(st.st_mode))
-                    throw InputError(wheel_ + ": cannot install " + t.final + ": a directory is in the way");
-                replaced.push_back(t.final);
-            }
+            if (t.temp != t.final && ::lstat(t.final.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                throw InputError(wheel_ + ": cannot install " + t.final + ": a directory is in the way");
         }
         for (const auto& t : temps_)
-            if (::rename(t.temp.c_str(), t.final.c_str()) != 0)
+            if (t.temp != t.final && ::rename(t.temp.c_str(), t.final.c_str()) != 0)
                 throw EnvironmentError("cannot move " + t.temp + " to " + t.final + ": " + std::strerror(errno));
         committed_ = true;
-        return replaced;
     }
 
 private:
@@ -346,6 +346,17 @@ private:
     std::vector<Temp> temps_;
     std::vector<std::string> created_dirs_;
     bool committed_ = false;
+    bool direct_ = false;
+    std::vector<std::string> existing_;
+
+    // Also notes whether `final_path` exists (a file another package owns: a clobber).
+    std::string temp_name(const std::string& final_path) {
+        struct stat st;
+        bool exists = ::lstat(final_path.c_str(), &st) == 0;
+        if (exists) existing_.push_back(final_path);
+        if (direct_ && !exists) return final_path;
+        return final_path + ".envlock-tmp";
+    }
 };
 
 // Where one archive member goes.
@@ -545,7 +556,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             throw InputError(wheel_path + ": entry point '" + ep.name + "' is declared twice or clashes with a file of the wheel");
 
     // ---- write, verifying each member against RECORD as it streams ----
-    Writer writer(wheel_path);
+    Writer writer(wheel_path, !options.stage.empty());
     struct Written {
         std::string final_path;
         FileDigest digest;
@@ -633,11 +644,8 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     if (options.requested) add_metadata("REQUESTED", "");
     if (options.direct_url) add_metadata("direct_url.json", direct_url_json(*options.direct_url));
 
-    // What this install overwrites in the env itself (staged or not): clobbered files.
-    for (const auto& w : written) {
-        struct stat st;
-        if (::lstat(w.final_path.c_str(), &st) == 0) result.replaced.push_back(inside(w.final_path, layout.prefix));
-    }
+    // What this install overwrote where it wrote (the stage, when staging): clobbered files.
+    for (const auto& path : writer.existing()) result.replaced.push_back(inside(unstaged(options, layout, path), layout.prefix));
     writer.commit();
 
     // ---- bytecode, on request: only purelib/platlib .py files, as pypa/installer does ----

@@ -167,6 +167,14 @@ TEST_CASE("a staged install writes only under the stage while its files name the
     CHECK(read_text(t.path / "stage/bin/fix-hello").rfind("#!" + t.str("final/bin/python") + "\n", 0) == 0);
     CHECK(fs::exists(t.path / ("stage/" + got.dist_info + "/RECORD")));
     CHECK(got.replaced.empty());
+    // A file already in the stage (another package's) is replaced, not written through, and reported.
+    TempDir t2;
+    write_text(t2.path / "stage/bin/fix-hello", "#!/bin/sh\necho other package\n", true);
+    fs::create_hard_link(t2.path / "stage/bin/fix-hello", t2.path / "live-copy");   // the live prefix's inode
+    opt.stage = t2.str("stage");
+    got = install_wheel(w.fix_pkg, venv_layout(t2.str("final"), w.python_version), opt);
+    CHECK(got.replaced == std::vector<std::string>{"bin/fix-hello"});
+    CHECK(read_text(t2.path / "live-copy") == "#!/bin/sh\necho other package\n");
 }
 
 TEST_CASE("direct_url.json is written for a direct URL install only, credentials stripped (PEP 610)") {
