@@ -243,6 +243,7 @@ public:
     }
 
     void make_dirs(const fs::path& dir) {
+        if (known_dirs_.count(dir.string())) return;
         std::vector<fs::path> missing;
         for (fs::path d = dir; !d.empty() && d != d.root_path(); d = d.parent_path()) {
             struct stat st;
@@ -258,6 +259,7 @@ public:
                 throw EnvironmentError("cannot create directory " + it->string() + ": " + std::strerror(errno));
             created_dirs_.push_back(it->string());
         }
+        known_dirs_.insert(dir.string());
     }
 
     // Opens a temp file beside `final_path`; returns its index for append/finish.
@@ -301,7 +303,7 @@ public:
         Temp t;
         t.final = final_path;
         t.temp = temp_name(final_path);
-        ::unlink(t.temp.c_str());
+        if (t.temp != final_path) ::unlink(t.temp.c_str());
         if (!hardlink || ::link(from.c_str(), t.temp.c_str()) != 0) {
             std::error_code ec;
             // Across filesystems, or where links are refused (EXDEV, EPERM, EMLINK): a copy,
@@ -348,6 +350,7 @@ private:
     bool committed_ = false;
     bool direct_ = false;
     std::vector<std::string> existing_;
+    std::set<std::string> known_dirs_;   // directories known to exist (one stat per directory)
 
     // Also notes whether `final_path` exists (a file another package owns: a clobber).
     std::string temp_name(const std::string& final_path) {
