@@ -87,6 +87,17 @@ TEST_CASE("requirements: every PyPI package pinned with its sha256, and Debian's
     CHECK((r.out + r.err).find("DO NOT MATCH") != std::string::npos);
 }
 
+TEST_CASE("requirements: packages locked from a PEP 503 index's project pages name the index once") {
+    Lock lock = demo_lock("/wheels");
+    for (auto& p : lock.packages)
+        if (p.kind == Ecosystem::pypi) p.channel = "https://index.example/simple/" + p.name + "/";
+    lock.spec.find_links.clear();
+    std::string text = export_lock(lock, ExportFormat::requirements);
+    CHECK(text.find("--index-url https://index.example/simple\n") != std::string::npos);
+    CHECK(text.find("--extra-index-url") == std::string::npos);
+    CHECK(text.find("/simple/fix-pkg") == std::string::npos);
+}
+
 TEST_CASE("conda-explicit: @EXPLICIT, one URL per conda package with #md5, else #sha256; PyPI packages only as comments") {
     Lock lock = demo_lock("/wheels");
     std::string text = export_lock(lock, ExportFormat::conda_explicit);
