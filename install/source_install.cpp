@@ -189,7 +189,7 @@ SourceInstall install_source(const LockedPackage& package, const PythonLayout& l
     }
     if (!fs::exists(checkout, ec)) {
         fs::create_directories(fs::path(checkout).parent_path(), ec);
-        clone_at(package.url, package.rev, checkout);
+        clone_at(options.clone_url.empty() ? package.url : options.clone_url, package.rev, checkout);
     }
     auto head = run_process({"git", "-C", checkout, "rev-parse", "HEAD"});
     if (head.exit_code != 0 || trim(head.out) != package.rev)

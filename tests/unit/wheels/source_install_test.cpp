@@ -101,6 +101,20 @@ TEST_CASE("a git source is checked out at the locked commit and installed as a w
     CHECK(r.out.find("srcpkg @ git+" + repo.url + "@" + repo.commit) != std::string::npos);
 }
 
+TEST_CASE("a source served by a mirror is cloned from it, and direct_url.json names the locked URL") {
+    TempDir t;
+    Repo repo = make_repo(t.path / "repo");
+    create_venv(t.str("env"), debian_base());
+    PythonLayout layout = venv_layout(t.str("env"), fixture_wheels().python_version);
+    LockedPackage pkg = source_pkg(repo);
+    pkg.url = "https://git.example.invalid/srcpkg";
+    SourceOptions opt;
+    opt.python = t.str("env/bin/python");
+    opt.clone_url = repo.url;
+    auto got = install_source(pkg, layout, run_environment(t.str("env"), nullptr, current_environment()), opt);
+    CHECK(read_text(t.path / ("env/" + got.installed.dist_info + "/direct_url.json")).find("\"url\":\"https://git.example.invalid/srcpkg\"") != std::string::npos);
+}
+
 TEST_CASE("an editable source built in a stage names the final checkout, and edits to it are live (PEP 660)") {
     TempDir t;
     Repo repo = make_repo(t.path / "repo");
