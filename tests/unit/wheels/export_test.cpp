@@ -125,3 +125,18 @@ TEST_CASE("environment-yml: channels, name=version=build pins, a pip: section wi
     CHECK(pip[3].as<std::string>() == "git+https://github.com/open-mmlab/mmdetection3d@f1107977dfd26155fc1f83779ee6535d2468f449#egg=mmdet3d");
     CHECK_THROWS_AS(parse_export_format("pipfile"), InputError);
 }
+
+TEST_CASE("envlock export reads the lock file and writes the format to stdout or -o; an unknown format is bad input") {
+    TempDir t;
+    Lock lock = demo_lock("/wheels");
+    write_text(t.path / "envlock.yaml", write_lock(lock));
+    auto r = run_envlock({"export", "--format", "conda-explicit", t.str("envlock.yaml")});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == export_lock(read_lock(read_text(t.path / "envlock.yaml"), "envlock.yaml"), ExportFormat::conda_explicit));
+    CHECK(run_envlock({"export", "--format", "requirements", t.str(), "-o", t.str("req.txt")}).exit_code == 0);
+    CHECK(read_text(t.path / "req.txt").find("fix-pkg==1.2.0 \\\n") != std::string::npos);
+    r = run_envlock({"export", "--format", "pipfile", t.str("envlock.yaml")});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("requirements, conda-explicit or environment-yml") != std::string::npos);
+    CHECK(run_envlock({"export", "--format", "requirements", t.str("missing.yaml")}).exit_code == 2);
+}
