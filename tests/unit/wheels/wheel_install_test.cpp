@@ -296,7 +296,7 @@ TEST_CASE("an entry point named like the interpreter is refused; Wheel-Version 2
     CHECK(run_program({t.str("env/bin/python"), "-c", "print(1)"}).out == "1\n");
 }
 
-TEST_CASE("a prefix longer than a shebang may be gets the /bin/sh launcher, and it runs (Linux: 127 bytes)") {
+TEST_CASE("a prefix longer than a shebang may be, or with a space, gets the /bin/sh launcher, and it runs (Linux: 127 bytes)") {
     const auto& w = fixture_wheels();
     TempDir t;
     fs::path prefix = t.path / std::string(60, 'p') / std::string(60, 'q') / "env";
@@ -306,6 +306,11 @@ TEST_CASE("a prefix longer than a shebang may be gets the /bin/sh launcher, and 
     CHECK(read_text(prefix / "bin/fix-legacy").rfind("#!/bin/sh\n'''exec' ", 0) == 0);
     CHECK(run_program({(prefix / "bin/fix-hello").string()}).out == "hello from fixpkg\n");
     CHECK(run_program({(prefix / "bin/fix-legacy").string()}).out == "legacy script\n");
+    // A space in the prefix: the kernel would split the "#!" line there.
+    fs::path spaced = t.path / "with space" / "env";
+    install_wheel(w.fix_pkg, new_venv(spaced), {});
+    CHECK(read_text(spaced / "bin/fix-hello").rfind("#!/bin/sh\n'''exec' '" + spaced.string() + "/bin/python' ", 0) == 0);
+    CHECK(run_program({(spaced / "bin/fix-hello").string()}).out == "hello from fixpkg\n");
 }
 
 TEST_CASE("uninstall removes what RECORD lists, its bytecode and emptied directories, never a path outside the prefix") {
