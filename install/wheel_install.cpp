@@ -366,7 +366,8 @@ private:
 struct Placement {
     std::string final_path;     // absolute, in the env
     std::string scheme;         // purelib, platlib, headers, scripts, data
-    std::string expected_hash;  // RECORD's, hex
+    std::string expected_hash;  // RECORD's sha256, hex
+    std::string other_hash;     // RECORD's hash when it is another algorithm (checked in memory)
     std::uint64_t expected_size = 0;
     bool executable = false;
 };
@@ -508,14 +509,15 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             throw InputError(wheel_path + ": " + m.name + " is not listed in " + record_name +
                              " (the spec requires every file to be listed with its hash)");
         auto hex = hex_from_record_hash(row->second.hash);
-        if (!hex)
+        if (!hex && row->second.hash.find('=') == std::string::npos)
             throw InputError(wheel_path + ": " + record_name + " gives '" + row->second.hash + "' for " + m.name +
-                             "; expected sha256=<urlsafe base64 digest>");
+                             "; expected <algorithm>=<urlsafe base64 digest>");
         if (!row->second.size.empty() && row->second.size != std::to_string(m.size))
             throw InputError(wheel_path + ": " + m.name + " is " + std::to_string(m.size) + " bytes, " + record_name +
                              " says " + row->second.size);
         Placement p;
-        p.expected_hash = *hex;
+        if (hex) p.expected_hash = *hex;
+        else p.other_hash = row->second.hash;
         p.expected_size = m.size;
         p.executable = m.executable;
         std::string rest = m.name;
@@ -568,7 +570,9 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     std::vector<Written> written;
     std::map<std::string, size_t> open_index;
     std::map<std::string, std::string> script_buffers;
-    auto buffered = [&](const Placement& p) { return p.scheme == "scripts" || !options.path_rewrites.empty(); };
+    auto buffered = [&](const Placement& p) {
+        return p.scheme == "scripts" || !options.path_rewrites.empty() || !p.other_hash.empty();
+    };
     if (unpacked) {
         // Cache tree: link what is installed unchanged; size against RECORD always, hash on request.
         for (const auto& m : members) {
@@ -609,8 +613,16 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             FileDigest d;
             if (buffered(p)) {
                 std::string content = std::move(script_buffers[m.name]);
-                if (sha256_hex(content) != p.expected_hash)
-                    throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name);
+                bool ok;
+                try {
+                    ok = p.other_hash.empty() ? sha256_hex(content) == p.expected_hash : record_hash_matches(p.other_hash, content);
+                } catch (const InputError& e) {
+                    throw InputError(wheel_path + ": " + m.name + ": " + e.what());
+                }
+                if (!ok)
+                    throw InputError(wheel_path + ": " + m.name + " does not match its " +
+                                     (p.other_hash.empty() ? std::string("sha256") : p.other_hash.substr(0, p.other_hash.find('='))) +
+                                     " in " + record_name);
                 if (p.scheme == "scripts" && content.rfind("#!python", 0) == 0) {
                     size_t nl = content.find('\n');
                     content = shebang(layout.interpreter) + "\n" + (nl == std::string::npos ? "" : content.substr(nl + 1));

@@ -418,3 +418,40 @@ TEST_CASE("two members or two entry points that would write one file are refused
     make_wheel(t.str("ep2.whl"), files);
     CHECK_THROWS_WITH_AS(install_wheel(t.str("ep2.whl"), layout, {}), doctest::Contains("declared twice"), InputError);
 }
+
+TEST_CASE("RECORD hashes of other strong algorithms are verified too; md5 is refused (binary distribution format: sha256 or better)") {
+    TempDir t;
+    PythonLayout layout = new_venv(t.path / "env");
+    auto files = demo_wheel_files();
+    auto r = run_program({kDebianPython, "-c",
+        "import base64, hashlib, sys\n"
+        "for algo in ('sha512', 'blake2b', 'md5'):\n"
+        "    print(algo + '=' + base64.urlsafe_b64encode(hashlib.new(algo, b'VALUE = 42\\n').digest()).rstrip(b'=').decode())\n"});
+    REQUIRE(r.exit_code == 0);
+    auto lines = std::vector<std::string>();
+    for (size_t pos = 0; pos < r.out.size();) {
+        size_t nl = r.out.find('\n', pos);
+        lines.push_back(r.out.substr(pos, nl - pos));
+        pos = nl + 1;
+    }
+    REQUIRE(lines.size() == 3);
+    auto record_with = [&](const std::string& hash) {
+        std::string rec;
+        for (const auto& [name, content] : files)
+            if (!name.ends_with("/RECORD"))
+                rec += name + "," + (name == "demo/__init__.py" ? hash : record_hash_from_hex(sha256_hex(content))) + "," +
+                       std::to_string(content.size()) + "\n";
+        return rec + "demo-1.0.dist-info/RECORD,,\n";
+    };
+    make_wheel(t.str("sha512.whl"), files, record_with(lines[0]));
+    auto got = install_wheel(t.str("sha512.whl"), layout, {});
+    CHECK(check_record(layout, got.dist_info).empty());   // the installed RECORD says sha256
+    make_wheel(t.str("blake2b.whl"), files, record_with(lines[1]));
+    CHECK_NOTHROW(install_wheel(t.str("blake2b.whl"), layout, {}));
+    std::string bad = lines[0];
+    bad[10] = bad[10] == 'A' ? 'B' : 'A';
+    make_wheel(t.str("bad512.whl"), files, record_with(bad));
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("bad512.whl"), layout, {}), doctest::Contains("does not match its sha512"), InputError);
+    make_wheel(t.str("md5.whl"), files, record_with(lines[2]));
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("md5.whl"), layout, {}), doctest::Contains("sha256 or stronger"), InputError);
+}
