@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/env_prefix.hpp"
+#include "cli/output.hpp"
 #include "install/run_env.hpp"
 
 namespace envlock::cli {
@@ -18,10 +19,11 @@ void add_env_flags(CLI::App* cmd, EnvFlags& f) {
     cmd->add_option("--target", f.target, "the lock's target whose environment to use (default: its first)");
 }
 
-install::RunEnvironment environment_for(const EnvFlags& f) {
+install::RunEnvironment environment_for(const EnvFlags& f, const Output& out) {
     EnvChoice c = choose_env(f.prefix, f.lock, f.target);
     auto env = install::run_environment(c.prefix, c.lock ? &*c.lock : nullptr, install::current_environment());
-    for (const auto& n : env.notes) std::cerr << "envlock: note: " << n << "\n";
+    if (!out.quiet)
+        for (const auto& n : env.notes) std::cerr << "envlock: note: " << n << "\n";
     return env;
 }
 
@@ -33,8 +35,8 @@ void add_run(CLI::App& app, int& exit_code) {
     auto command = std::make_shared<std::vector<std::string>>();
     add_env_flags(cmd, *flags);
     cmd->add_option("COMMAND", *command, "the command and its arguments, after --")->required();
-    cmd->callback([flags, command, &exit_code] {
-        auto env = environment_for(*flags);
+    cmd->callback([cmd, flags, command, &exit_code] {
+        auto env = environment_for(*flags, output_of(*cmd));
         std::cout.flush();
         exit_code = install::exec_in_environment(env, install::current_environment(), *command);
     });
@@ -42,7 +44,7 @@ void add_run(CLI::App& app, int& exit_code) {
     auto* hook = app.add_subcommand("shell-hook", "Print shell code that activates the environment: eval \"$(envlock shell-hook)\"");
     auto hook_flags = std::make_shared<EnvFlags>();
     add_env_flags(hook, *hook_flags);
-    hook->callback([hook_flags] { std::cout << install::shell_hook(environment_for(*hook_flags)); });
+    hook->callback([hook, hook_flags] { std::cout << install::shell_hook(environment_for(*hook_flags, output_of(*hook))); });
 }
 
 }  // namespace envlock::cli

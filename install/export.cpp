@@ -29,17 +29,34 @@ struct PipSources {
     std::vector<std::string> indexes, find_links;
 };
 
+std::string without_slash(std::string url) {
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    return url;
+}
+
+// The index a package came through: its channel is the project's page on a PEP 503 index
+// (".../simple/<name>/"), a find-links page, or the index itself.
+std::string index_of(const LockedPackage& p) {
+    std::string c = without_slash(p.channel);
+    std::string tail = "/" + p.name;
+    if (c.size() > tail.size() && c.ends_with(tail)) return c.substr(0, c.size() - tail.size());
+    return c;
+}
+
 PipSources pip_sources(const Lock& lock) {
     PipSources s;
     s.indexes = lock.spec.indexes;
     s.find_links = lock.spec.find_links;
+    auto listed = [](const std::vector<std::string>& list, const std::string& url) {
+        return std::any_of(list.begin(), list.end(), [&](const std::string& u) { return without_slash(u) == without_slash(url); });
+    };
     for (const auto& p : lock.packages) {
         if (p.kind != Ecosystem::pypi || p.channel.empty()) continue;
-        if (std::find(s.indexes.begin(), s.indexes.end(), p.channel) != s.indexes.end() ||
-            std::find(s.find_links.begin(), s.find_links.end(), p.channel) != s.find_links.end())
-            continue;
+        if (listed(s.find_links, p.channel)) continue;
         bool page = p.channel.ends_with(".html") || p.channel.ends_with(".htm");
-        (page ? s.find_links : s.indexes).push_back(p.channel);
+        std::string source = page ? p.channel : index_of(p);
+        auto& list = page ? s.find_links : s.indexes;
+        if (!listed(s.indexes, source) && !listed(s.find_links, source)) list.push_back(source);
     }
     return s;
 }

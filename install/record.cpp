@@ -1,6 +1,7 @@
 #include "install/record.hpp"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -141,6 +142,44 @@ std::optional<std::string> hex_from_record_hash(std::string_view record_hash) {
         out.push_back(hex[b & 0xf]);
     }
     return out;
+}
+
+bool record_hash_matches(std::string_view record_hash, std::string_view content) {
+    size_t eq = record_hash.find('=');
+    std::string algo(record_hash.substr(0, eq == std::string_view::npos ? 0 : eq));
+    // hashlib's names -> OpenSSL's.
+    static const std::pair<const char*, const char*> names[] = {
+        {"sha224", "SHA224"}, {"sha256", "SHA256"}, {"sha384", "SHA384"}, {"sha512", "SHA512"},
+        {"sha3_224", "SHA3-224"}, {"sha3_256", "SHA3-256"}, {"sha3_384", "SHA3-384"}, {"sha3_512", "SHA3-512"},
+        {"blake2b", "BLAKE2b512"}, {"blake2s", "BLAKE2s256"}};
+    const char* evp_name = nullptr;
+    for (const auto& [py, ossl] : names)
+        if (algo == py) evp_name = ossl;
+    const EVP_MD* md = evp_name ? EVP_get_digestbyname(evp_name) : nullptr;
+    if (!md) throw InputError("RECORD hash '" + std::string(record_hash) + "': not an algorithm a wheel may use (sha256 or stronger)");
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_Digest(content.data(), content.size(), digest, &length, md, nullptr) != 1)
+        throw EnvironmentError("OpenSSL: cannot compute " + algo);
+    std::string out;
+    size_t i = 0;
+    for (; i + 2 < length; i += 3) {
+        uint32_t v = (uint32_t(digest[i]) << 16) | (uint32_t(digest[i + 1]) << 8) | digest[i + 2];
+        for (int sh = 18; sh >= 0; sh -= 6) out.push_back(kB64[(v >> sh) & 63]);
+    }
+    if (length - i == 1) {
+        uint32_t v = uint32_t(digest[i]) << 16;
+        out.push_back(kB64[(v >> 18) & 63]);
+        out.push_back(kB64[(v >> 12) & 63]);
+    } else if (length - i == 2) {
+        uint32_t v = (uint32_t(digest[i]) << 16) | (uint32_t(digest[i + 1]) << 8);
+        out.push_back(kB64[(v >> 18) & 63]);
+        out.push_back(kB64[(v >> 12) & 63]);
+        out.push_back(kB64[(v >> 6) & 63]);
+    }
+    std::string_view given = record_hash.substr(eq + 1);
+    while (!given.empty() && given.back() == '=') given.remove_suffix(1);
+    return given == out;
 }
 
 FileDigest digest_file(const std::string& path) {

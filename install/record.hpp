@@ -28,6 +28,11 @@ std::string write_record(std::vector<RecordRow> rows);
 std::string record_hash_from_hex(std::string_view hex);
 std::optional<std::string> hex_from_record_hash(std::string_view record_hash);
 
+// Whether `content` has the digest a RECORD hash names, for the algorithms a wheel may use
+// (hashlib.algorithms_guaranteed minus md5 and sha1, which the wheel spec forbids): sha224,
+// sha256, sha384, sha512, sha3_*, blake2b, blake2s. InputError for any other algorithm.
+bool record_hash_matches(std::string_view record_hash, std::string_view content);
+
 struct FileDigest {
     std::string sha256;        // lowercase hex
     std::uint64_t size = 0;

@@ -108,10 +108,45 @@ module, _, attr = backend_name.partition(':')
 backend = importlib.import_module(module)
 for part in filter(None, attr.split('.')):
     backend = getattr(backend, part)
-if mode == 'editable':
-    if not hasattr(backend, 'build_editable'):
-        sys.exit('envlock: the build backend %s has no build_editable (PEP 660); an editable install needs one' % backend_name)
+if mode == 'editable' and hasattr(backend, 'build_editable'):
     name = backend.build_editable(out)
+elif mode == 'editable':
+    # A backend from before PEP 660 (setuptools < 64, which old CUDA repos pin): what
+    # `setup.py develop` does, as a wheel: extensions built in place, the project's metadata,
+    # and a .pth naming the directory that holds its top-level packages.
+    import base64, hashlib, subprocess, zipfile
+    if not hasattr(backend, 'prepare_metadata_for_build_wheel'):
+        sys.exit('envlock: the build backend %s can build neither an editable wheel (PEP 660) nor metadata' % backend_name)
+    if os.path.exists('setup.py'):
+        subprocess.check_call([sys.executable, 'setup.py', 'build_ext', '--inplace'])
+    meta = os.path.join(out, 'meta')
+    os.makedirs(meta)
+    dist_info = backend.prepare_metadata_for_build_wheel(meta)
+    tops = []
+    top_level = os.path.join(meta, dist_info, 'top_level.txt')
+    if os.path.exists(top_level):
+        tops = [t.strip() for t in open(top_level) if t.strip()]
+    root = os.getcwd()
+    if tops and not any(os.path.exists(os.path.join(root, t)) or os.path.exists(os.path.join(root, t + '.py')) for t in tops) \
+            and os.path.isdir(os.path.join(root, 'src')):
+        root = os.path.join(root, 'src')
+    stem = dist_info[:-len('.dist-info')]
+    name = stem + '-py3-none-any.whl'
+    files = {'__editable__.%s.pth' % stem: (root + '\n').encode()}
+    for dirpath, _, filenames in os.walk(os.path.join(meta, dist_info)):
+        for f in filenames:
+            full = os.path.join(dirpath, f)
+            rel = os.path.relpath(full, meta).replace(os.sep, '/')
+            if not rel.endswith('/RECORD'):
+                files[rel] = open(full, 'rb').read()
+    files.setdefault(dist_info + '/WHEEL', b'Wheel-Version: 1.0\nGenerator: envlock\nRoot-Is-Purelib: true\nTag: py3-none-any\n')
+    rows = []
+    with zipfile.ZipFile(os.path.join(out, name), 'w') as z:
+        for rel, data in files.items():
+            z.writestr(rel, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
+            rows.append('%s,sha256=%s,%d' % (rel, digest, len(data)))
+        z.writestr(dist_info + '/RECORD', '\n'.join(rows + [dist_info + '/RECORD,,']) + '\n')
 else:
     name = backend.build_wheel(out)
 print()
@@ -154,7 +189,7 @@ SourceInstall install_source(const LockedPackage& package, const PythonLayout& l
     }
     if (!fs::exists(checkout, ec)) {
         fs::create_directories(fs::path(checkout).parent_path(), ec);
-        clone_at(package.url, package.rev, checkout);
+        clone_at(options.clone_url.empty() ? package.url : options.clone_url, package.rev, checkout);
     }
     auto head = run_process({"git", "-C", checkout, "rev-parse", "HEAD"});
     if (head.exit_code != 0 || trim(head.out) != package.rev)

@@ -22,6 +22,8 @@ struct SourceOptions {
     bool editable = false;
     bool compile = false;
     int timeout_seconds = 3600;  // CUDA extensions take long to build
+    std::string clone_url;       // where to clone from when a mirror serves package.url ("" = package.url);
+                                 // direct_url.json still names package.url, as the lock does
 };
 
 struct SourceInstall {

@@ -151,7 +151,7 @@ std::vector<WheelMember> list_unpacked_wheel(const std::string& dir) {
         struct stat st;
         if (::lstat(it->path().c_str(), &st) != 0) continue;
         if (S_ISDIR(st.st_mode)) continue;
-        std::string name = fs::relative(it->path(), dir).generic_string();
+        std::string name = it->path().lexically_relative(dir).generic_string();
         if (!S_ISREG(st.st_mode))
             throw InputError(dir + ": refused member '" + name + "': a wheel holds only regular files");
         out.push_back({name, static_cast<std::uint64_t>(st.st_size), (st.st_mode & 0111) != 0});

@@ -232,7 +232,9 @@ std::string strip_credentials(const std::string& url) {
 // failure the destructor removes every temp file and every directory this install created.
 class Writer {
 public:
-    explicit Writer(std::string wheel) : wheel_(std::move(wheel)) {}
+    // `direct`: the files go into a private stage, where a name that does not exist yet can be
+    // written as itself (no temp name and rename); the stage's swap is the atomic step.
+    Writer(std::string wheel, bool direct) : wheel_(std::move(wheel)), direct_(direct) {}
     Writer(const Writer&) = delete;
     ~Writer() {
         if (committed_) return;
@@ -241,6 +243,7 @@ public:
     }
 
     void make_dirs(const fs::path& dir) {
+        if (known_dirs_.count(dir.string())) return;
         std::vector<fs::path> missing;
         for (fs::path d = dir; !d.empty() && d != d.root_path(); d = d.parent_path()) {
             struct stat st;
@@ -256,6 +259,7 @@ public:
                 throw EnvironmentError("cannot create directory " + it->string() + ": " + std::strerror(errno));
             created_dirs_.push_back(it->string());
         }
+        known_dirs_.insert(dir.string());
     }
 
     // Opens a temp file beside `final_path`; returns its index for append/finish.
@@ -263,7 +267,7 @@ public:
         make_dirs(fs::path(final_path).parent_path());
         Temp t;
         t.final = final_path;
-        t.temp = final_path + ".envlock-tmp";
+        t.temp = temp_name(final_path);
         t.fd = ::open(t.temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, executable ? 0777 : 0666);
         if (t.fd < 0) throw EnvironmentError("cannot write " + t.temp + ": " + std::strerror(errno));
         t.hash = std::make_unique<Sha256>();
@@ -298,8 +302,8 @@ public:
         make_dirs(fs::path(final_path).parent_path());
         Temp t;
         t.final = final_path;
-        t.temp = final_path + ".envlock-tmp";
-        ::unlink(t.temp.c_str());
+        t.temp = temp_name(final_path);
+        if (t.temp != final_path) ::unlink(t.temp.c_str());
         if (!hardlink || ::link(from.c_str(), t.temp.c_str()) != 0) {
             std::error_code ec;
             // Across filesystems, or where links are refused (EXDEV, EPERM, EMLINK): a copy,
@@ -317,22 +321,20 @@ public:
         return i;
     }
 
-    // Renames every temp file onto its final name; returns the final paths that existed before.
-    std::vector<std::string> commit() {
-        std::vector<std::string> replaced;
+    // The written paths that existed before (as written: staged when staging).
+    const std::vector<std::string>& existing() const { return existing_; }
+
+    // Renames every temp file onto its final name.
+    void commit() {
         for (const auto& t : temps_) {
             struct stat st;
-            if (::lstat(t.final.c_str(), &st) == 0) {
-                if (S_ISDIR(st.st_mode))
-                    throw InputError(wheel_ + ": cannot install " + t.final + ": a directory is in the way");
-                replaced.push_back(t.final);
-            }
+            if (t.temp != t.final && ::lstat(t.final.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                throw InputError(wheel_ + ": cannot install " + t.final + ": a directory is in the way");
         }
         for (const auto& t : temps_)
-            if (::rename(t.temp.c_str(), t.final.c_str()) != 0)
+            if (t.temp != t.final && ::rename(t.temp.c_str(), t.final.c_str()) != 0)
                 throw EnvironmentError("cannot move " + t.temp + " to " + t.final + ": " + std::strerror(errno));
         committed_ = true;
-        return replaced;
     }
 
 private:
@@ -346,13 +348,26 @@ private:
     std::vector<Temp> temps_;
     std::vector<std::string> created_dirs_;
     bool committed_ = false;
+    bool direct_ = false;
+    std::vector<std::string> existing_;
+    std::set<std::string> known_dirs_;   // directories known to exist (one stat per directory)
+
+    // Also notes whether `final_path` exists (a file another package owns: a clobber).
+    std::string temp_name(const std::string& final_path) {
+        struct stat st;
+        bool exists = ::lstat(final_path.c_str(), &st) == 0;
+        if (exists) existing_.push_back(final_path);
+        if (direct_ && !exists) return final_path;
+        return final_path + ".envlock-tmp";
+    }
 };
 
 // Where one archive member goes.
 struct Placement {
     std::string final_path;     // absolute, in the env
     std::string scheme;         // purelib, platlib, headers, scripts, data
-    std::string expected_hash;  // RECORD's, hex
+    std::string expected_hash;  // RECORD's sha256, hex
+    std::string other_hash;     // RECORD's hash when it is another algorithm (checked in memory)
     std::uint64_t expected_size = 0;
     bool executable = false;
 };
@@ -494,14 +509,15 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             throw InputError(wheel_path + ": " + m.name + " is not listed in " + record_name +
                              " (the spec requires every file to be listed with its hash)");
         auto hex = hex_from_record_hash(row->second.hash);
-        if (!hex)
+        if (!hex && row->second.hash.find('=') == std::string::npos)
             throw InputError(wheel_path + ": " + record_name + " gives '" + row->second.hash + "' for " + m.name +
-                             "; expected sha256=<urlsafe base64 digest>");
+                             "; expected <algorithm>=<urlsafe base64 digest>");
         if (!row->second.size.empty() && row->second.size != std::to_string(m.size))
             throw InputError(wheel_path + ": " + m.name + " is " + std::to_string(m.size) + " bytes, " + record_name +
                              " says " + row->second.size);
         Placement p;
-        p.expected_hash = *hex;
+        if (hex) p.expected_hash = *hex;
+        else p.other_hash = row->second.hash;
         p.expected_size = m.size;
         p.executable = m.executable;
         std::string rest = m.name;
@@ -545,7 +561,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             throw InputError(wheel_path + ": entry point '" + ep.name + "' is declared twice or clashes with a file of the wheel");
 
     // ---- write, verifying each member against RECORD as it streams ----
-    Writer writer(wheel_path);
+    Writer writer(wheel_path, !options.stage.empty());
     struct Written {
         std::string final_path;
         FileDigest digest;
@@ -554,7 +570,9 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     std::vector<Written> written;
     std::map<std::string, size_t> open_index;
     std::map<std::string, std::string> script_buffers;
-    auto buffered = [&](const Placement& p) { return p.scheme == "scripts" || !options.path_rewrites.empty(); };
+    auto buffered = [&](const Placement& p) {
+        return p.scheme == "scripts" || !options.path_rewrites.empty() || !p.other_hash.empty();
+    };
     if (unpacked) {
         // Cache tree: link what is installed unchanged; size against RECORD always, hash on request.
         for (const auto& m : members) {
@@ -595,8 +613,16 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             FileDigest d;
             if (buffered(p)) {
                 std::string content = std::move(script_buffers[m.name]);
-                if (sha256_hex(content) != p.expected_hash)
-                    throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name);
+                bool ok;
+                try {
+                    ok = p.other_hash.empty() ? sha256_hex(content) == p.expected_hash : record_hash_matches(p.other_hash, content);
+                } catch (const InputError& e) {
+                    throw InputError(wheel_path + ": " + m.name + ": " + e.what());
+                }
+                if (!ok)
+                    throw InputError(wheel_path + ": " + m.name + " does not match its " +
+                                     (p.other_hash.empty() ? std::string("sha256") : p.other_hash.substr(0, p.other_hash.find('='))) +
+                                     " in " + record_name);
                 if (p.scheme == "scripts" && content.rfind("#!python", 0) == 0) {
                     size_t nl = content.find('\n');
                     content = shebang(layout.interpreter) + "\n" + (nl == std::string::npos ? "" : content.substr(nl + 1));
@@ -633,11 +659,8 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     if (options.requested) add_metadata("REQUESTED", "");
     if (options.direct_url) add_metadata("direct_url.json", direct_url_json(*options.direct_url));
 
-    // What this install overwrites in the env itself (staged or not): clobbered files.
-    for (const auto& w : written) {
-        struct stat st;
-        if (::lstat(w.final_path.c_str(), &st) == 0) result.replaced.push_back(inside(w.final_path, layout.prefix));
-    }
+    // What this install overwrote where it wrote (the stage, when staging): clobbered files.
+    for (const auto& path : writer.existing()) result.replaced.push_back(inside(unstaged(options, layout, path), layout.prefix));
     writer.commit();
 
     // ---- bytecode, on request: only purelib/platlib .py files, as pypa/installer does ----

@@ -87,6 +87,17 @@ TEST_CASE("requirements: every PyPI package pinned with its sha256, and Debian's
     CHECK((r.out + r.err).find("DO NOT MATCH") != std::string::npos);
 }
 
+TEST_CASE("requirements: packages locked from a PEP 503 index's project pages name the index once") {
+    Lock lock = demo_lock("/wheels");
+    for (auto& p : lock.packages)
+        if (p.kind == Ecosystem::pypi) p.channel = "https://index.example/simple/" + p.name + "/";
+    lock.spec.find_links.clear();
+    std::string text = export_lock(lock, ExportFormat::requirements);
+    CHECK(text.find("--index-url https://index.example/simple\n") != std::string::npos);
+    CHECK(text.find("--extra-index-url") == std::string::npos);
+    CHECK(text.find("/simple/fix-pkg") == std::string::npos);
+}
+
 TEST_CASE("conda-explicit: @EXPLICIT, one URL per conda package with #md5, else #sha256; PyPI packages only as comments") {
     Lock lock = demo_lock("/wheels");
     std::string text = export_lock(lock, ExportFormat::conda_explicit);
@@ -113,4 +124,19 @@ TEST_CASE("environment-yml: channels, name=version=build pins, a pip: section wi
     CHECK(pip[1].as<std::string>() == "fix-pkg==1.2.0");
     CHECK(pip[3].as<std::string>() == "git+https://github.com/open-mmlab/mmdetection3d@f1107977dfd26155fc1f83779ee6535d2468f449#egg=mmdet3d");
     CHECK_THROWS_AS(parse_export_format("pipfile"), InputError);
+}
+
+TEST_CASE("envlock export reads the lock file and writes the format to stdout or -o; an unknown format is bad input") {
+    TempDir t;
+    Lock lock = demo_lock("/wheels");
+    write_text(t.path / "envlock.yaml", write_lock(lock));
+    auto r = run_envlock({"export", "--format", "conda-explicit", t.str("envlock.yaml")});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out == export_lock(read_lock(read_text(t.path / "envlock.yaml"), "envlock.yaml"), ExportFormat::conda_explicit));
+    CHECK(run_envlock({"export", "--format", "requirements", t.str(), "-o", t.str("req.txt")}).exit_code == 0);
+    CHECK(read_text(t.path / "req.txt").find("fix-pkg==1.2.0 \\\n") != std::string::npos);
+    r = run_envlock({"export", "--format", "pipfile", t.str("envlock.yaml")});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("requirements, conda-explicit or environment-yml") != std::string::npos);
+    CHECK(run_envlock({"export", "--format", "requirements", t.str("missing.yaml")}).exit_code == 2);
 }

@@ -101,6 +101,20 @@ TEST_CASE("a git source is checked out at the locked commit and installed as a w
     CHECK(r.out.find("srcpkg @ git+" + repo.url + "@" + repo.commit) != std::string::npos);
 }
 
+TEST_CASE("a source served by a mirror is cloned from it, and direct_url.json names the locked URL") {
+    TempDir t;
+    Repo repo = make_repo(t.path / "repo");
+    create_venv(t.str("env"), debian_base());
+    PythonLayout layout = venv_layout(t.str("env"), fixture_wheels().python_version);
+    LockedPackage pkg = source_pkg(repo);
+    pkg.url = "https://git.example.invalid/srcpkg";
+    SourceOptions opt;
+    opt.python = t.str("env/bin/python");
+    opt.clone_url = repo.url;
+    auto got = install_source(pkg, layout, run_environment(t.str("env"), nullptr, current_environment()), opt);
+    CHECK(read_text(t.path / ("env/" + got.installed.dist_info + "/direct_url.json")).find("\"url\":\"https://git.example.invalid/srcpkg\"") != std::string::npos);
+}
+
 TEST_CASE("an editable source built in a stage names the final checkout, and edits to it are live (PEP 660)") {
     TempDir t;
     Repo repo = make_repo(t.path / "repo");
@@ -121,6 +135,35 @@ TEST_CASE("an editable source built in a stage names the final checkout, and edi
     CHECK(check_record(final_layout, got.installed.dist_info).empty());
     write_text(t.path / "final/src/srcpkg/srcpkg/__init__.py", "def hello():\n    print('edited in place')\n");
     CHECK(run_program({t.str("final/bin/srcpkg-hello")}).out == "edited in place\n");
+}
+
+TEST_CASE("an editable source whose backend predates PEP 660 gets what setup.py develop gives: a .pth naming the checkout") {
+    TempDir t;
+    Repo repo = make_repo(t.path / "repo");
+    // The same backend without build_editable, with prepare_metadata_for_build_wheel (PEP 517).
+    std::string legacy = std::string(kBackend);
+    legacy = legacy.substr(0, legacy.find("def build_editable"));
+    legacy += "def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):\n"
+              "    os.makedirs(os.path.join(metadata_directory, DIST))\n"
+              "    for name, data in _meta().items():\n"
+              "        open(os.path.join(metadata_directory, name), 'wb').write(data)\n"
+              "    open(os.path.join(metadata_directory, DIST, 'top_level.txt'), 'w').write('srcpkg\\n')\n"
+              "    return DIST\n";
+    write_text(t.path / "repo/_backend/tinybackend.py", legacy);
+    std::string g = "git -C '" + t.str("repo") + "' -c user.name=t -c user.email=t@t ";
+    REQUIRE(sh(g + "commit -q -am legacy").exit_code == 0);
+    repo.commit = sh(g + "rev-parse HEAD").out.substr(0, 40);
+    create_venv(t.str("env"), debian_base());
+    PythonLayout layout = venv_layout(t.str("env"), fixture_wheels().python_version);
+    SourceOptions opt;
+    opt.python = t.str("env/bin/python");
+    opt.editable = true;
+    auto got = install_source(source_pkg(repo), layout, run_environment(t.str("env"), nullptr, current_environment()), opt);
+    CHECK(read_text(t.path / ("env/lib/python" + fixture_wheels().python_version + "/site-packages/__editable__.srcpkg-0.3.0.pth")) ==
+          t.str("env/src/srcpkg") + "\n");
+    CHECK(run_program({t.str("env/bin/srcpkg-hello")}).out == "a later commit\n");   // the checkout HEAD's code, live
+    auto r = run_program({kDebianPython, "-m", "pip", "--python", t.str("env/bin/python"), "list", "--editable"});
+    CHECK(r.out.find("srcpkg") != std::string::npos);
 }
 
 TEST_CASE("documented install commands: which are editable") {

@@ -167,6 +167,14 @@ TEST_CASE("a staged install writes only under the stage while its files name the
     CHECK(read_text(t.path / "stage/bin/fix-hello").rfind("#!" + t.str("final/bin/python") + "\n", 0) == 0);
     CHECK(fs::exists(t.path / ("stage/" + got.dist_info + "/RECORD")));
     CHECK(got.replaced.empty());
+    // A file already in the stage (another package's) is replaced, not written through, and reported.
+    TempDir t2;
+    write_text(t2.path / "stage/bin/fix-hello", "#!/bin/sh\necho other package\n", true);
+    fs::create_hard_link(t2.path / "stage/bin/fix-hello", t2.path / "live-copy");   // the live prefix's inode
+    opt.stage = t2.str("stage");
+    got = install_wheel(w.fix_pkg, venv_layout(t2.str("final"), w.python_version), opt);
+    CHECK(got.replaced == std::vector<std::string>{"bin/fix-hello"});
+    CHECK(read_text(t2.path / "live-copy") == "#!/bin/sh\necho other package\n");
 }
 
 TEST_CASE("direct_url.json is written for a direct URL install only, credentials stripped (PEP 610)") {
@@ -288,7 +296,7 @@ TEST_CASE("an entry point named like the interpreter is refused; Wheel-Version 2
     CHECK(run_program({t.str("env/bin/python"), "-c", "print(1)"}).out == "1\n");
 }
 
-TEST_CASE("a prefix longer than a shebang may be gets the /bin/sh launcher, and it runs (Linux: 127 bytes)") {
+TEST_CASE("a prefix longer than a shebang may be, or with a space, gets the /bin/sh launcher, and it runs (Linux: 127 bytes)") {
     const auto& w = fixture_wheels();
     TempDir t;
     fs::path prefix = t.path / std::string(60, 'p') / std::string(60, 'q') / "env";
@@ -298,6 +306,11 @@ TEST_CASE("a prefix longer than a shebang may be gets the /bin/sh launcher, and 
     CHECK(read_text(prefix / "bin/fix-legacy").rfind("#!/bin/sh\n'''exec' ", 0) == 0);
     CHECK(run_program({(prefix / "bin/fix-hello").string()}).out == "hello from fixpkg\n");
     CHECK(run_program({(prefix / "bin/fix-legacy").string()}).out == "legacy script\n");
+    // A space in the prefix: the kernel would split the "#!" line there.
+    fs::path spaced = t.path / "with space" / "env";
+    install_wheel(w.fix_pkg, new_venv(spaced), {});
+    CHECK(read_text(spaced / "bin/fix-hello").rfind("#!/bin/sh\n'''exec' '" + spaced.string() + "/bin/python' ", 0) == 0);
+    CHECK(run_program({(spaced / "bin/fix-hello").string()}).out == "hello from fixpkg\n");
 }
 
 TEST_CASE("uninstall removes what RECORD lists, its bytecode and emptied directories, never a path outside the prefix") {
@@ -404,4 +417,41 @@ TEST_CASE("two members or two entry points that would write one file are refused
     files["demo-1.0.dist-info/entry_points.txt"] = "[console_scripts]\ndemo = demo:main\n[gui_scripts]\ndemo = demo:gui\n";
     make_wheel(t.str("ep2.whl"), files);
     CHECK_THROWS_WITH_AS(install_wheel(t.str("ep2.whl"), layout, {}), doctest::Contains("declared twice"), InputError);
+}
+
+TEST_CASE("RECORD hashes of other strong algorithms are verified too; md5 is refused (binary distribution format: sha256 or better)") {
+    TempDir t;
+    PythonLayout layout = new_venv(t.path / "env");
+    auto files = demo_wheel_files();
+    auto r = run_program({kDebianPython, "-c",
+        "import base64, hashlib, sys\n"
+        "for algo in ('sha512', 'blake2b', 'md5'):\n"
+        "    print(algo + '=' + base64.urlsafe_b64encode(hashlib.new(algo, b'VALUE = 42\\n').digest()).rstrip(b'=').decode())\n"});
+    REQUIRE(r.exit_code == 0);
+    auto lines = std::vector<std::string>();
+    for (size_t pos = 0; pos < r.out.size();) {
+        size_t nl = r.out.find('\n', pos);
+        lines.push_back(r.out.substr(pos, nl - pos));
+        pos = nl + 1;
+    }
+    REQUIRE(lines.size() == 3);
+    auto record_with = [&](const std::string& hash) {
+        std::string rec;
+        for (const auto& [name, content] : files)
+            if (!name.ends_with("/RECORD"))
+                rec += name + "," + (name == "demo/__init__.py" ? hash : record_hash_from_hex(sha256_hex(content))) + "," +
+                       std::to_string(content.size()) + "\n";
+        return rec + "demo-1.0.dist-info/RECORD,,\n";
+    };
+    make_wheel(t.str("sha512.whl"), files, record_with(lines[0]));
+    auto got = install_wheel(t.str("sha512.whl"), layout, {});
+    CHECK(check_record(layout, got.dist_info).empty());   // the installed RECORD says sha256
+    make_wheel(t.str("blake2b.whl"), files, record_with(lines[1]));
+    CHECK_NOTHROW(install_wheel(t.str("blake2b.whl"), layout, {}));
+    std::string bad = lines[0];
+    bad[10] = bad[10] == 'A' ? 'B' : 'A';
+    make_wheel(t.str("bad512.whl"), files, record_with(bad));
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("bad512.whl"), layout, {}), doctest::Contains("does not match its sha512"), InputError);
+    make_wheel(t.str("md5.whl"), files, record_with(lines[2]));
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("md5.whl"), layout, {}), doctest::Contains("sha256 or stronger"), InputError);
 }
