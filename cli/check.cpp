@@ -23,10 +23,9 @@ void add_check(CLI::App& app, int& exit_code) {
         if (now != lock.content_hash) {
             std::cout << path << ": out of date: ";
             if (lock.knowledge_version != k.version)
-                std::cout << "the knowledge base changed (" << lock.knowledge_version << " -> " << k.version << ")";
+                std::cout << knowledge::knowledge_change_report(k, lock) << "run `envlock resolve` again\n";
             else
-                std::cout << "the spec or targets were edited since it was resolved";
-            std::cout << "; run `envlock resolve` again\n";
+                std::cout << "the spec or targets were edited since it was resolved; run `envlock resolve` again\n";
             exit_code = 1;
             return;
         }
