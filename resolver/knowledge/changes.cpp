@@ -1,10 +1,11 @@
 // What changed in the knowledge base since a lock was resolved, in the words of its rows.
 #include <algorithm>
-#include <set>
+#include <optional>
 #include <sstream>
 
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/lock/lock.hpp"
+#include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
 
 namespace envlock::knowledge {
@@ -16,16 +17,34 @@ std::optional<std::vector<KnowledgeChange>> changes_since(const Knowledge& k, st
     return std::vector<KnowledgeChange>(first, k.changes.end());
 }
 
-std::set<std::string> lock_concerns(const Lock& lock) {
-    std::set<std::string> out;
-    for (const auto& p : lock.packages) {
-        out.insert(pep508::normalize_name(p.name));
-        if (p.name == "pytorch") out.insert("torch");
-        if (p.cuda && !p.cuda->runtime.empty()) out.insert("cuda-" + major_minor(p.cuda->runtime));
+namespace {
+
+// Does a row's concern ("cuda-12.3", "yapf", "mmdet>=2.14.0,<2.17.0", "torch>=2.7,<2.8") hold
+// for the lock: a CUDA version it runs or builds with, or a locked package (in that version range)?
+bool concerns_lock(const std::string& concern, const Lock& lock) {
+    if (concern.rfind("cuda-", 0) == 0) {
+        auto cuda = concern.substr(5);
+        if (!lock.toolchain.nvcc.empty() && major_minor(lock.toolchain.nvcc) == cuda) return true;
+        for (const auto& p : lock.packages)
+            if (p.cuda && major_minor(p.cuda->runtime) == cuda) return true;
+        return false;
     }
-    if (!lock.toolchain.nvcc.empty()) out.insert("cuda-" + major_minor(lock.toolchain.nvcc));
-    return out;
+    std::optional<pep508::Requirement> req;
+    try {
+        req = pep508::Requirement::parse(concern);
+    } catch (const std::exception&) {
+        return false;
+    }
+    for (const auto& p : lock.packages) {
+        auto name = pep508::normalize_name(p.name == "pytorch" ? "torch" : p.name);
+        if (name != req->normalized_name) continue;
+        auto version = pep440::Version::try_parse(p.version.substr(0, p.version.find('+')));
+        if (!version || req->specifier.contains(*version, true)) return true;
+    }
+    return false;
 }
+
+}  // namespace
 
 std::string knowledge_change_report(const Knowledge& k, const Lock& lock, std::size_t max_rows) {
     std::ostringstream out;
@@ -36,11 +55,10 @@ std::string knowledge_change_report(const Knowledge& k, const Lock& lock, std::s
                "recorded history)\n";
         return out.str();
     }
-    auto concerns = lock_concerns(lock);
     std::vector<const KnowledgeChange*> hits;
     for (const auto& c : *changes)
         for (const auto& t : c.concerns)
-            if (concerns.count(t)) {
+            if (concerns_lock(t, lock)) {
                 hits.push_back(&c);
                 break;
             }

@@ -100,7 +100,7 @@ struct KnowledgeChange {
     std::string replaces;                      // the knowledge version (sha256) this release replaced
     std::string row;                           // "host_compilers cuda=12.3", "advisories id=…"
     std::string change;                        // "gcc_max: 13 -> 12", "added", "removed"
-    std::vector<std::string> concerns;         // package names and "cuda-X.Y" the row is about
+    std::vector<std::string> concerns;         // what the row is about: "cuda-12.3", "yapf", "mmdet>=2.14.0,<2.17.0"
     std::string source;
 };
 struct Fact { std::string file, fact, source; };
