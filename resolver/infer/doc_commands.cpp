@@ -128,7 +128,9 @@ bool Inference::install_step(const ShellCommand& cmd) {
     if (w[0] == "conda" && w.size() > 1 && (w[1] == "install" || w[1] == "create")) return true;
     if (w[0] == "git" && w.size() > 1 && (w[1] == "clone" || w[1] == "checkout")) return true;
     if (starts_with(w[0], "python") && w.size() > 1 && ends_with(w[1], "setup.py")) return true;
-    if (make_script(w)) return true;
+    // A script is an install step when its name says so (install.sh, make.sh, setup_env.sh),
+    // not every `./tools/dist_train.sh` a doc shows.
+    if (make_script(w) && install_words(filename_of(script_argument(w)))) return true;
     if (w[0] == "export") return true;
     return false;
 }
@@ -178,6 +180,13 @@ void Inference::run(const ShellCommand& cmd, DocState& doc, const Provenance& fr
         install_dir(dir, command, from, &doc);
     } else if (make_script(w)) {
         auto script_path = doc.resolve(script_argument(w));
+        // Docs often leave the shell where an earlier section took it (`cd docker/`) and mean
+        // the checkout's root: a script the checkout has there is that script, run from there.
+        bool from_root = false;
+        if (!repo.has(script_path) && !starts_with(script_argument(w), "/") && repo.has(join_path("", script_argument(w)))) {
+            script_path = join_path("", script_argument(w));
+            from_root = true;
+        }
         auto dir = parent_dir(script_path);
         auto* text = repo.get(script_path);
         if (!text) {
@@ -192,6 +201,7 @@ void Inference::run(const ShellCommand& cmd, DocState& doc, const Provenance& fr
             return;
         }
         if (!doc.install_context && !install_words(filename_of(script_path))) return;   // a training or data script
+        if (from_root) doc.cwd = "";
         if (w[0] == "source" || w[0] == ".") {
             script(script_path, doc, from, 0);   // sourced: its cd and exports stay
         } else {

@@ -346,9 +346,9 @@ std::vector<DocLink> doc_links(const std::string& page, const std::string& markd
 
 bool install_link(const DocLink& link) {
     auto text = lowercase(link.text + " " + filename_of(link.target));
+    // Not "requirement" ("GPU Requirements" is about hardware) nor "build" (building a dataset).
     for (const char* w : {"install", "setup", "set up", "environment", "getting started", "getting_started", "get_started",
-                          "get started", "getting-started", "prerequisite", "requirement", "dependenc", "quick start", "quickstart",
-                          "docker", "build"})
+                          "get started", "getting-started", "prerequisite", "dependenc", "quick start", "quickstart", "docker"})
         if (contains(text, w)) return true;
     return false;
 }
