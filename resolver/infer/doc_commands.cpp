@@ -150,6 +150,8 @@ void Inference::run(const ShellCommand& cmd, DocState& doc, const Provenance& fr
     current_text = cmd.text;
     if (p == "cd") {
         doc.cwd = w.size() > 1 ? doc.resolve(w[1]) : "?";
+        // `cd ~` then `git clone <this repo>` and `cd <this repo>`: the checkout, wherever it is.
+        if (doc.cwd == "?" && w.size() > 1 && lowercase(join_path("", w[1])) == lowercase(name)) doc.cwd = "";
         // `cd ROOT_DIR/det3d/ops/x` (a placeholder for the checkout), or `cd Repo/ext/x` from
         // wherever an earlier step left the shell: a path the checkout has.
         if (w.size() > 1 && doc.cwd != "?" && inside_repo(doc.cwd) && !has_files_under(doc.cwd)) {

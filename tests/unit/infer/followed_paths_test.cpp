@@ -278,3 +278,15 @@ TEST_CASE("`cd Repo/ext/x` after the shell moved into another clone means the ch
     CHECK(ext->build == "python setup.py install --user");
     CHECK(where(ext->from) == "docs/install.md:9");
 }
+
+TEST_CASE("`cd ~`, a clone of the repo itself and `cd Repo` land in the checkout") {
+    FixtureRepo repo("HomeRepo");
+    repo.write("docs/INSTALL.md",
+               "```shell\ncd ~\ngit clone https://github.com/someone/HomeRepo.git\ncd HomeRepo\npip install -r requirements-extra.txt\n```\n");
+    repo.write("requirements-extra.txt", "casadi==3.6.7\n");
+    auto spec = repo.infer();
+    auto* r = find_requirement(spec, "casadi==3.6.7");
+    REQUIRE(r);
+    CHECK(where(r->from) == "requirements-extra.txt:1");
+    CHECK_FALSE(find_note(spec, "missing", "?"));
+}
