@@ -1,4 +1,7 @@
 #include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
@@ -13,20 +16,45 @@ void add_check(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("check", "Exit 0 when envlock.yaml is well-formed and current with its spec, targets and knowledge; 1 otherwise");
     auto file = std::make_shared<std::string>();
     auto knowledge_files = std::make_shared<std::vector<std::string>>();
+    auto json = std::make_shared<bool>(false);
+    cmd->add_flag("--json", *json, "print the verdict as JSON");
     cmd->add_option("FILE", *file, "the lock, or a directory holding envlock.yaml (default ./envlock.yaml)");
     cmd->add_option("--knowledge", *knowledge_files, "extra knowledge file(s) the lock was resolved with");
-    cmd->callback([file, knowledge_files, &exit_code] {
+    cmd->callback([file, knowledge_files, json, &exit_code] {
         std::string path = lock_path(*file);
         Lock lock = read_lock(read_text_file(path, "lock"), path);
         auto k = knowledge::load(user_knowledge_files(*knowledge_files));
         std::string now = lock_content_hash(lock.spec, lock.targets, k.version);
+        std::string reason, report;   // report: which knowledge rows changed, one per line
         if (now != lock.content_hash) {
-            std::cout << path << ": out of date: ";
             if (lock.knowledge_version != k.version)
-                std::cout << knowledge::knowledge_change_report(k, lock) << "run `envlock resolve` again\n";
+                report = knowledge::knowledge_change_report(k, lock);
             else
-                std::cout << "the spec or targets were edited since it was resolved; run `envlock resolve` again\n";
+                reason = "the spec or targets were edited since it was resolved";
             exit_code = 1;
+        }
+        if (*json) {
+            nlohmann::json j = {{"lock", path}, {"ok", reason.empty() && report.empty()}, {"packages", lock.packages.size()},
+                                {"content-hash", lock.content_hash}};
+            if (!reason.empty()) j["reason"] = reason;
+            if (!report.empty()) {
+                std::istringstream lines(report);
+                std::string line;
+                std::getline(lines, line);
+                j["reason"] = line;
+                j["knowledge-changes"] = nlohmann::json::array();
+                while (std::getline(lines, line))
+                    if (line.rfind("  ", 0) == 0) j["knowledge-changes"].push_back(line.substr(2));
+            }
+            std::cout << j.dump(2) << "\n";
+            return;
+        }
+        if (!report.empty()) {
+            std::cout << path << ": out of date: " << report << "run `envlock resolve` again\n";
+            return;
+        }
+        if (!reason.empty()) {
+            std::cout << path << ": out of date: " << reason << "; run `envlock resolve` again\n";
             return;
         }
         std::cout << path << ": ok (" << lock.packages.size() << " packages, " << lock.content_hash << ")\n";

@@ -1,89 +1,26 @@
 #include "fetch/url.hpp"
 
-#include <vector>
+#include <memory>
+
+#include <curl/curl.h>
 
 namespace envlock::fetch {
 
-namespace {
-
-// Splits a URL into scheme ("https:"), authority ("//host"), path, and the rest ("?q#f").
-struct Parts {
-    std::string_view scheme, authority, path, rest;
-};
-
-Parts split(std::string_view url) {
-    Parts p;
-    auto colon = url.find(':');
-    auto first_special = url.find_first_of("/?#");
-    if (colon != std::string_view::npos && (first_special == std::string_view::npos || colon < first_special)) {
-        p.scheme = url.substr(0, colon + 1);
-        url.remove_prefix(colon + 1);
-    }
-    if (url.substr(0, 2) == "//") {
-        auto end = url.find_first_of("/?#", 2);
-        p.authority = url.substr(0, end);
-        url.remove_prefix(p.authority.size());
-    }
-    auto q = url.find_first_of("?#");
-    p.path = url.substr(0, q);
-    if (q != std::string_view::npos) p.rest = url.substr(q);
-    return p;
-}
-
-std::string remove_dot_segments(std::string_view path) {
-    std::vector<std::string_view> out;
-    bool absolute = !path.empty() && path.front() == '/';
-    bool trailing = false;
-    size_t i = absolute ? 1 : 0;
-    while (i <= path.size()) {
-        auto slash = path.find('/', i);
-        auto seg = path.substr(i, slash == std::string_view::npos ? std::string_view::npos : slash - i);
-        bool last = slash == std::string_view::npos;
-        trailing = false;
-        if (seg == "..") {
-            if (!out.empty()) out.pop_back();
-            trailing = true;
-        } else if (seg == ".") {
-            trailing = true;
-        } else {
-            out.push_back(seg);
-        }
-        if (last) break;
-        i = slash + 1;
-    }
-    std::string result = absolute ? "/" : "";
-    for (size_t k = 0; k < out.size(); ++k) {
-        if (k) result += '/';
-        result += out[k];
-    }
-    if (trailing && !result.empty() && result.back() != '/') result += '/';
-    return result;
-}
-
-}  // namespace
-
 std::string url_join(std::string_view base, std::string_view href) {
-    Parts r = split(href);
-    if (!r.scheme.empty()) return std::string(r.scheme) + std::string(r.authority) + remove_dot_segments(r.path) + std::string(r.rest);
-    Parts b = split(base);
-    std::string head = std::string(b.scheme);
-    if (!r.authority.empty()) return head + std::string(r.authority) + remove_dot_segments(r.path) + std::string(r.rest);
-    head += b.authority;
-    if (r.path.empty()) {
-        if (!r.rest.empty() && r.rest.front() == '#') {
-            auto bq = b.rest.find('#');
-            return head + std::string(b.path) + std::string(b.rest.substr(0, bq)) + std::string(r.rest);
-        }
-        return head + std::string(b.path) + std::string(r.rest.empty() ? b.rest : r.rest);
-    }
-    if (r.path.front() == '/') return head + remove_dot_segments(r.path) + std::string(r.rest);
-    std::string merged;
-    if (!b.authority.empty() && b.path.empty()) merged = "/" + std::string(r.path);
-    else {
-        auto slash = b.path.rfind('/');
-        merged = std::string(slash == std::string_view::npos ? "" : b.path.substr(0, slash + 1)) + std::string(r.path);
-    }
-    return head + remove_dot_segments(merged) + std::string(r.rest);
+    // libcurl's URL API resolves a reference against a base as RFC 3986 section 5.2 says (it
+    // follows redirects with it); a reference it cannot read is returned as written.
+    // A fragment alone keeps the whole base (RFC 3986 5.2.2), which libcurl 7.88 gets wrong.
+    if (!href.empty() && href.front() == '#') return std::string(base.substr(0, base.find('#'))) + std::string(href);
+    std::unique_ptr<CURLU, void (*)(CURLU*)> url(curl_url(), curl_url_cleanup);
+    const unsigned flags = CURLU_NON_SUPPORT_SCHEME | CURLU_ALLOW_SPACE;
+    if (!url || curl_url_set(url.get(), CURLUPART_URL, std::string(base).c_str(), flags) != CURLUE_OK ||
+        curl_url_set(url.get(), CURLUPART_URL, std::string(href).c_str(), flags) != CURLUE_OK)
+        return std::string(href);
+    char* joined = nullptr;
+    if (curl_url_get(url.get(), CURLUPART_URL, &joined, 0) != CURLUE_OK) return std::string(href);
+    std::string out(joined);
+    curl_free(joined);
+    return out;
 }
 
 std::string redact_url(std::string_view url) {

@@ -83,6 +83,22 @@ void remember_in(std::vector<std::string>& list, const std::set<std::string>& ad
     std::sort(list.begin(), list.end());
 }
 
+// -c/-i/-f on the command line, remembered in the spec so a re-resolve and `check` see them.
+void add_sources(Spec& spec, const ResolveOptions& o) {
+    std::vector<std::string> channels;
+    for (const auto& c : o.channels)
+        if (std::find(channels.begin(), channels.end(), c) == channels.end()) channels.push_back(c);
+    for (const auto& c : spec.channels)
+        if (std::find(channels.begin(), channels.end(), c) == channels.end()) channels.push_back(c);
+    spec.channels = std::move(channels);
+    auto append = [](std::vector<std::string>& list, const std::vector<std::string>& added) {
+        for (const auto& a : added)
+            if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+    };
+    append(spec.indexes, o.indexes);
+    append(spec.find_links, o.find_links);
+}
+
 // A source the existing lock already pinned to a commit keeps that commit, as locked versions
 // do (minimal change): asking the remote again costs a round trip per source and could move
 // a branch under the user. --update NAME or --update-all asks again.
@@ -155,12 +171,15 @@ SpecLocation locate_spec(const std::string& path, const std::string& output) {
 
 ResolveResult resolve_project(const ResolveOptions& o) {
     ResolveResult result;
-    SpecLocation loc = locate_spec(o.path, o.output);
+    const bool to_stdout = o.output == "-";
+    SpecLocation loc = locate_spec(o.path, to_stdout ? "" : o.output);
     if (o.clone && !loc.recipe_repo.empty()) {
         fs::path dir = fs::path(loc.lock_path).parent_path();
         clone_at(loc.recipe_repo, loc.recipe_rev, dir.string());
     }
-    result.lock_path = loc.lock_path;
+    result.lock_path = to_stdout ? "-" : loc.lock_path;
+    result.previous = loc.previous;
+    add_sources(loc.spec, o);
 
     auto k = knowledge::load(o.knowledge_files);
     SolveInput in;
@@ -271,6 +290,10 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         return result;
     }
     result.lock = std::move(outcome.lock);
+    if (to_stdout) {
+        result.lock_text = write_lock(result.lock);
+        return result;
+    }
     fs::path parent = fs::path(result.lock_path).parent_path();
     if (!parent.empty()) fs::create_directories(parent);
     write_file_atomically(result.lock_path, write_lock(result.lock));

@@ -20,7 +20,7 @@ namespace envlock {
 
 struct ResolveOptions {
     std::string path;                              // DIR, FILE, or a recipe name; "" = "."
-    std::string output;                            // where to write; "" = beside the spec
+    std::string output;                            // where to write; "" = beside the spec; "-" = stdout
     std::vector<std::pair<std::string, std::string>> target_files;   // (name, file); name "" = "default"
     TargetOverrides overrides;                     // detect's flags, applied to the detected machine
     bool redetect = false;                         // ignore the targets of an existing lock
@@ -31,12 +31,17 @@ struct ResolveOptions {
     std::set<std::string> uses;                    // what the code does that advisories depend on
     std::set<std::string> allow_advisories;        // advisory ids the user opts out of
     bool clone = false;                            // recipe: git clone the repo at its commit first
+    // Added to the spec and remembered there: channels go first (as `conda install -c` puts
+    // them), indexes and find-links pages after the spec's own.
+    std::vector<std::string> channels, indexes, find_links;
 };
 
 struct ResolveResult {
     bool solved = false;
-    std::string lock_path;
+    std::string lock_path;                         // "-" when the lock goes to stdout (lock_text)
     Lock lock;                                     // when solved
+    std::string lock_text;                         // when solved and written to "-"
+    std::optional<Lock> previous;                  // the lock that was there before, if any
     std::string explanation;                       // when not
     std::vector<std::string> notes;                // what the index closure left out, git revs not verified …
 };

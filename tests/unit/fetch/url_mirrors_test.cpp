@@ -95,3 +95,22 @@ TEST_CASE("strip_userinfo removes credentials and nothing else") {
     CHECK(strip_userinfo("https://host/a@b") == "https://host/a@b");
     CHECK(strip_userinfo("file:///srv/x") == "file:///srv/x");
 }
+
+TEST_CASE("url_join follows RFC 3986 section 5.4.1's normal examples") {
+    const std::string base = "http://a/b/c/d;p?q";
+    CHECK(url_join(base, "g") == "http://a/b/c/g");
+    CHECK(url_join(base, "./g") == "http://a/b/c/g");
+    CHECK(url_join(base, "g/") == "http://a/b/c/g/");
+    CHECK(url_join(base, "/g") == "http://a/g");
+    CHECK(url_join(base, "//g") == "http://g/");
+    CHECK(url_join(base, "?y") == "http://a/b/c/d;p?y");
+    CHECK(url_join(base, "g?y") == "http://a/b/c/g?y");
+    CHECK(url_join(base, "#s") == "http://a/b/c/d;p?q#s");
+    CHECK(url_join(base, "g#s") == "http://a/b/c/g#s");
+    CHECK(url_join(base, ";x") == "http://a/b/c/;x");
+    CHECK(url_join(base, ".") == "http://a/b/c/");
+    CHECK(url_join(base, "..") == "http://a/b/");
+    CHECK(url_join(base, "../g") == "http://a/b/g");
+    CHECK(url_join(base, "../..") == "http://a/");
+    CHECK(url_join(base, "../../g") == "http://a/g");
+}

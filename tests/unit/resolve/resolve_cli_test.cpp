@@ -182,17 +182,24 @@ TEST_CASE("a re-resolve keeps the commit the lock pinned a git source to, withou
     REQUIRE_MESSAGE(first.run.exit_code == 0, first.run.err);
     REQUIRE(first.lock.find("rev: \"v0.17.1\"") == std::string::npos);   // pinned to a commit, not the tag
     std::string lock = (first.dir / "envlock.yaml").string();
-    // The remote is gone now: equal-length mirror rules go to the first given.
-    std::vector<std::string> unreachable{"--mirror", "https://github.com/open-mmlab/mmdetection3d=/nonexistent/mmdetection3d"};
+    // The remote is gone now: the mirror rule for it points nowhere.
+    auto resolve_unreachable = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), "resolve");
+        for (auto& flag : mirror_flags(first.dir / "cache")) {
+            if (flag.rfind("https://github.com/open-mmlab/mmdetection3d=", 0) == 0)
+                flag = "https://github.com/open-mmlab/mmdetection3d=/nonexistent/mmdetection3d";
+            args.push_back(flag);
+        }
+        return run_envlock(args);
+    };
     auto args = std::vector<std::string>{lock};
-    args.insert(args.end(), unreachable.begin(), unreachable.end());
-    auto again = resolve_with(args, first.dir);
+    auto again = resolve_unreachable(args);
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
     CHECK(again.err.find("mmdet3d: could not reach") == std::string::npos);
     CHECK(read_file(first.dir / "envlock.yaml") == first.lock);
 
     args.insert(args.end(), {"--update", "mmdet3d"});
-    auto update = resolve_with(args, first.dir);
+    auto update = resolve_unreachable(args);
     REQUIRE_MESSAGE(update.exit_code == 0, update.err);
     CHECK(update.err.find("mmdet3d: could not reach") != std::string::npos);
 }
