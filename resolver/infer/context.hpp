@@ -111,6 +111,8 @@ struct Inference {
     bool has_files_under(const std::string& dir) const;
     void install_dir(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc);
     void package(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc);
+    // A directory of .gitmodules the checkout lacks: its repository becomes a git source. True if it was one.
+    bool submodule(const std::string& dir, const std::string& command, const Provenance& from);
     void extension(const std::string& dir, const PackageInfo& info, const std::string& command, const Provenance& from);
     // Install docs and their shell commands (infer_doc_commands.cpp).
     void markdown(const std::string& path);

@@ -5,6 +5,7 @@
 // extension builds found by scanning (make.sh, setup.py with CUDAExtension, .cu directories).
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
 #include "resolver/infer/context.hpp"
 #include "resolver/lock/spec_io.hpp"
@@ -157,6 +158,7 @@ void Inference::install_dir(const std::string& dir, const std::string& command, 
         }
     }
     if (dir == "?" || !inside_repo(dir)) return;
+    if (!has_files_under(dir) && submodule(dir, command, from)) return;
     if (!installed_dirs.insert(dir).second) {
         // A second build of an already-built extension directory is another way to do the same.
         if (extension_dirs.count(dir) && !from.file.empty())
@@ -165,6 +167,39 @@ void Inference::install_dir(const std::string& dir, const std::string& command, 
         return;
     }
     package(dir, command, from, doc);
+}
+
+bool Inference::submodule(const std::string& dir, const std::string& command, const Provenance& from) {
+    // .gitmodules: `[submodule "x"]` sections with `path = …` and `url = …`.
+    const std::string* text = repo.get(".gitmodules");
+    if (!text) return false;
+    std::string path, url;
+    std::istringstream in(*text);
+    auto flush = [&]() -> bool {
+        if (path.empty() || url.empty() || join_path("", path) != dir) return false;
+        auto i = source(url, "", "", from);
+        if (spec.sources[i].install.empty()) spec.sources[i].install = command;
+        note("submodule", dir, "a git submodule the checkout does not hold (cloned without --recursive); "
+                               "locked as a git source at the commit found at resolve time", from);
+        source_ops(i, current_text.empty() ? command : current_text, from);
+        return true;
+    };
+    for (std::string line; std::getline(in, line);) {
+        auto t = trimmed(line);
+        if (starts_with(t, "[")) {
+            if (flush()) return true;
+            path.clear();
+            url.clear();
+            continue;
+        }
+        auto eq = t.find('=');
+        if (eq == std::string::npos) continue;
+        auto key = t.substr(0, t.find_first_of(" =\t"));
+        auto value = t.substr(t.find_first_not_of(" \t", eq + 1));
+        if (key == "path") path = value;
+        else if (key == "url") url = value;
+    }
+    return flush();
 }
 
 void Inference::package(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc) {

@@ -290,3 +290,19 @@ TEST_CASE("`cd ~`, a clone of the repo itself and `cd Repo` land in the checkout
     CHECK(where(r->from) == "requirements-extra.txt:1");
     CHECK_FALSE(find_note(spec, "missing", "?"));
 }
+
+TEST_CASE("a submodule the checkout lacks (no --recursive) is a git source with the documented install") {
+    FixtureRepo repo("dyngs");
+    repo.write(".gitmodules",
+               "[submodule \"submodules/knn\"]\n\tpath = submodules/knn\n\turl = https://gitlab.example.org/someone/knn.git\n"
+               "[submodule \"submodules/raster\"]\n\tpath = submodules/raster\n\turl = https://github.com/someone/raster\n");
+    repo.write("README.md", "## Setup\n\n```bash\ngit submodule update --init --recursive\npip install -e submodules/raster\npip install -e submodules/knn\n```\n");
+    auto spec = repo.infer();
+    REQUIRE(spec.sources.size() == 2);
+    CHECK(spec.sources[0].git == "https://github.com/someone/raster");
+    CHECK(spec.sources[0].install == "pip install -e .");
+    CHECK(where(spec.sources[0].from) == "README.md:5");
+    CHECK(spec.sources[1].git == "https://gitlab.example.org/someone/knn");
+    CHECK(find_note(spec, "submodule", "submodules/raster"));
+    CHECK_FALSE(find_note(spec, "ignored", "submodules/knn"));
+}
