@@ -210,3 +210,10 @@ TEST_CASE("holes: numpy 2 against binaries built for the NumPy 1.x ABI (torch < 
     REQUIRE(cv);
     CHECK(cv->when == std::vector<std::string>{"numpy>=2", "opencv-python<4.10.0.84"});
 }
+
+TEST_CASE("holes: the plain PyPI wheel of torch 1.8.1-1.12.1 is the CUDA 10.2 build (RELEASE.md)") {
+    for (const char* v : {"1.8.1", "1.9.0", "1.9.1", "1.10.0", "1.10.1", "1.11.0", "1.12.0", "1.12.1"})
+        CHECK_MESSAGE(kb::torch_release(builtin(), v)->pypi_default == "cu102", v);
+    CHECK(kb::torch_release(builtin(), "1.13.1")->pypi_default == "cu117");
+    CHECK(kb::torch_release(builtin(), "1.8.2")->pypi_default.empty());   // LTS: not on PyPI
+}

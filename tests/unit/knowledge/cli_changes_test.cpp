@@ -2,6 +2,7 @@
 // `inspect changes` lists every changed row with its source.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -55,7 +56,14 @@ TEST_CASE("check on a lock made with the old facts: out of date, naming the rows
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "envlock.yaml") << envlock::write_lock(lock);
     auto r = run_envlock({"check", (dir / "envlock.yaml").string()});
+    auto j = run_envlock({"check", (dir / "envlock.yaml").string(), "--json"});
     std::filesystem::remove_all(dir);
+    CHECK(j.exit_code == 1);
+    auto verdict = json::parse(j.out);
+    CHECK(verdict["ok"] == false);
+    CHECK(verdict["reason"].get<std::string>().find("the knowledge base changed") == 0);
+    auto rows = verdict["knowledge-changes"];
+    CHECK(std::find(rows.begin(), rows.end(), "host_compilers cuda=12.3: gcc_max: 13 -> 12") != rows.end());
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("the knowledge base changed (" + lock.knowledge_version) != std::string::npos);
     CHECK(r.out.find("host_compilers cuda=12.3: gcc_max: 13 -> 12") != std::string::npos);
