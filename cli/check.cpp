@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -26,10 +27,10 @@ void add_check(CLI::App& app, int& exit_code) {
         Lock lock = read_lock(read_text_file(path, "lock"), path);
         auto k = knowledge::load(user_knowledge_files(*knowledge_files));
         std::string now = lock_content_hash(lock.spec, lock.targets, k.version);
-        std::string reason;
+        std::string reason, report;   // report: which knowledge rows changed, one per line
         if (now != lock.content_hash) {
             if (lock.knowledge_version != k.version)
-                reason = "the knowledge base changed (" + lock.knowledge_version + " -> " + k.version + ")";
+                report = knowledge::knowledge_change_report(k, lock);
             else
                 reason = "the spec or targets were edited since it was resolved";
             exit_code = 1;
@@ -39,11 +40,24 @@ void add_check(CLI::App& app, int& exit_code) {
         auto problems = lock_problems(lock, dir.empty() ? "." : dir, k);
         if (!problems.empty()) exit_code = 1;
         if (*json) {
-            nlohmann::json j = {{"lock", path}, {"ok", reason.empty() && problems.empty()}, {"packages", lock.packages.size()},
+            nlohmann::json j = {{"lock", path}, {"ok", reason.empty() && report.empty() && problems.empty()}, {"packages", lock.packages.size()},
                                 {"content-hash", lock.content_hash}};
             if (!reason.empty()) j["reason"] = reason;
             if (!problems.empty()) j["problems"] = problems;
+            if (!report.empty()) {
+                std::istringstream lines(report);
+                std::string line;
+                std::getline(lines, line);
+                j["reason"] = line;
+                j["knowledge-changes"] = nlohmann::json::array();
+                while (std::getline(lines, line))
+                    if (line.rfind("  ", 0) == 0) j["knowledge-changes"].push_back(line.substr(2));
+            }
             std::cout << j.dump(2) << "\n";
+            return;
+        }
+        if (!report.empty()) {
+            std::cout << path << ": out of date: " << report << "run `envlock resolve` again\n";
             return;
         }
         if (!reason.empty()) {

@@ -259,11 +259,49 @@ void inspect_advisories(const InspectOptions& o) {
     }
 }
 
+// ---------------------------------------------------------------- changes
+
+void inspect_changes(const InspectOptions& o) {
+    kb::Knowledge k = kb::load(user_knowledge_files(o.knowledge_files));
+    std::vector<kb::KnowledgeChange> list = k.changes;
+    if (!o.query.empty()) {
+        std::string version;
+        for (const auto& c : k.changes)
+            if (c.replaces.rfind(o.query, 0) == 0) { version = c.replaces; break; }
+        auto since = version.empty() ? std::nullopt : kb::changes_since(k, version);
+        if (!since)
+            throw InputError("inspect changes: no knowledge release replaced a version starting with '" + o.query +
+                             "' (the current version is " + k.version + ")");
+        list = *since;
+    }
+    if (o.json) {
+        json j = json::array();
+        for (const auto& c : list)
+            j.push_back({{"release", c.release}, {"replaces", c.replaces}, {"row", c.row}, {"change", c.change},
+                         {"concerns", c.concerns}, {"source", c.source}});
+        std::cout << j.dump(2) << "\n";
+        return;
+    }
+    std::string release;
+    for (const auto& c : list) {
+        if (c.release != release) {
+            release = c.release;
+            std::cout << release << " (replaces knowledge " << c.replaces << ")\n";
+        }
+        std::cout << "  " << c.row << ": " << c.change << "\n";
+        print_row("    source", c.source);
+    }
+    std::cout << "current knowledge version: " << k.version << "\n";
+}
+
 void add_one(CLI::App& inspect, int& exit_code, const char* name, const char* help, const char* arg_help,
-             void (*fn)(const InspectOptions&)) {
+             void (*fn)(const InspectOptions&), bool arg_required = true) {
     auto opts = std::make_shared<InspectOptions>();
     auto* cmd = inspect.add_subcommand(name, help);
-    if (arg_help) cmd->add_option("query", opts->query, arg_help)->required();
+    if (arg_help) {
+        auto* opt = cmd->add_option("query", opts->query, arg_help);
+        if (arg_required) opt->required();
+    }
     cmd->add_flag("--json", opts->json, "Print JSON");
     cmd->add_option("--knowledge", opts->knowledge_files, "Extra knowledge file (YAML), overriding built-in rows; repeatable")->allow_extra_args(false);
     cmd->callback([opts, fn, &exit_code] {
@@ -284,6 +322,8 @@ void add_inspect_knowledge(CLI::App& inspect, int& exit_code) {
             "torch version, e.g. 1.9.1", inspect_torch);
     add_one(inspect, exit_code, "advisories", "Known-bad package combinations, with symptom, fix and source", nullptr,
             inspect_advisories);
+    add_one(inspect, exit_code, "changes", "Knowledge rows each release changed, with their sources (since VERSION, if given)",
+            "a knowledge version (or its first characters) a lock was resolved with", inspect_changes, false);
 }
 
 }  // namespace envlock::cli

@@ -2,6 +2,7 @@
 // The state of one inference run, shared by its two halves: infer.cpp (files, packages,
 // extension scan) and infer_doc_commands.cpp (the shell commands in install docs).
 // Private to resolver/infer*.cpp.
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,13 +34,44 @@ inline bool inside_repo(const std::string& dir) { return !starts_with(dir, "..")
 inline std::string in_field(const std::string& dir) { return dir.empty() ? "." : dir; }
 
 struct DocState {
-    std::string cwd;                       // relative to the repo root; "?" when unknown
-    std::vector<std::string> self_dirs;    // where the docs clone the repo itself
+    std::string cwd;                       // relative to the repo root, absolute ("/ws", in an image); "?" when unknown
+    std::vector<std::string> self_dirs;    // where the docs clone (or an image copies) the repo itself
+    std::map<std::string, std::string> copies;        // image path -> repo path (a Dockerfile's COPY)
     std::map<std::string, std::size_t> source_dirs;   // clone dir -> index in spec.sources
+    bool install_context = true;           // the block sits under prose about installing (scripts are followed)
 
-    std::string resolve(const std::string& rel) const {
-        if (cwd == "?" || starts_with(rel, "/") || starts_with(rel, "~") || contains(rel, "$")) return "?";
-        auto p = join_path(cwd, rel);
+    std::map<std::string, std::string> vars;          // shell variables a script set to a directory (DIR=$(pwd))
+
+    // $NAME and ${NAME} of the variables above; "?" for any other expansion.
+    std::string expand(const std::string& text) const {
+        std::string out;
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            if (text[i] != '$') {
+                out += text[i];
+                continue;
+            }
+            bool braced = i + 1 < text.size() && text[i + 1] == '{';
+            std::size_t b = i + (braced ? 2 : 1), e = b;
+            while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+            auto it = vars.find(text.substr(b, e - b));
+            if (e == b || it == vars.end() || (braced && (e >= text.size() || text[e] != '}'))) return "?";
+            out += it->second;
+            i = braced ? e : e - 1;
+            // the checkout's root is "": `$DIR/mycpp` is "mycpp", not "/mycpp"
+            if (it->second.empty() && out.empty() && i + 1 < text.size() && text[i + 1] == '/') ++i;
+        }
+        return out;
+    }
+
+    std::string resolve(const std::string& raw) const {
+        auto rel = contains(raw, "$") ? expand(raw) : raw;
+        if (starts_with(rel, "~") || rel == "?") return "?";
+        if (cwd == "?" && !starts_with(rel, "/")) return "?";
+        auto p = join_path(starts_with(rel, "/") ? std::string() : cwd, rel);
+        for (const auto& [image_path, repo_path] : copies) {
+            if (p == image_path) return repo_path;
+            if (starts_with(p, image_path + "/")) return join_path(repo_path, p.substr(image_path.size() + 1));
+        }
         for (const auto& self : self_dirs) {
             if (p == self) return "";
             if (starts_with(p, self + "/")) return p.substr(self.size() + 1);
@@ -87,6 +119,8 @@ struct Inference {
     bool has_files_under(const std::string& dir) const;
     void install_dir(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc);
     void package(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc);
+    // A directory of .gitmodules the checkout lacks: its repository becomes a git source. True if it was one.
+    bool submodule(const std::string& dir, const std::string& command, const Provenance& from);
     void extension(const std::string& dir, const PackageInfo& info, const std::string& command, const Provenance& from);
     // Install docs and their shell commands (infer_doc_commands.cpp).
     void markdown(const std::string& path);
@@ -99,6 +133,26 @@ struct Inference {
     void pip_install(const ShellCommand& cmd, const std::vector<std::string>& w, DocState& doc, const Provenance& from);
     void conda(const ShellCommand& cmd, const std::vector<std::string>& w, DocState& doc, const Provenance& from);
     void git(const std::vector<std::string>& w, DocState& doc, const Provenance& from);
+    // A shell script an install step runs or sources, read the way a doc's shell block is.
+    void script(const std::string& path, DocState& doc, const Provenance& via, int depth);
+    // A Dockerfile the docs point to (infer_dockerfile.cpp): FROM, RUN, ENV, WORKDIR, COPY.
+    // `context` is the build context inside the repo (COPY sources are relative to it).
+    void dockerfile(const std::string& path, const std::string& context, const Provenance& via);
+    void base_image(const std::string& args, const Provenance& from);
+    // `docker build [-f FILE] CONTEXT` in a doc: the Dockerfile it builds (read after the docs).
+    void docker(const std::vector<std::string>& w, DocState& doc, const Provenance& from);
+    void pending_dockerfiles();
+    // A cloned project whose build compiles CUDA ops (mmcv, apex, spconv, detectron2 …):
+    // `text` is the documented command that builds it.
+    void source_ops(std::size_t source, const std::string& text, const Provenance& from);
+    // An environment variable set by `export` or a Dockerfile's ENV.
+    void env_var(const std::string& name, const std::string& value, const std::string& text, const Provenance& from, bool image);
+
+    struct PendingDockerfile { std::string path, context; Provenance via; };
+    std::vector<PendingDockerfile> dockerfiles;   // pointed to by docs, read once the docs are done
+    std::set<std::string> followed;         // scripts and Dockerfiles already read
+    std::string current_text;               // the doc command being followed, as written
+    int script_depth = 0;
     // Files no doc step mentioned, and what scanning finds (infer.cpp).
     void environment_file(const std::string& path, const Provenance& via);
     void root_files();

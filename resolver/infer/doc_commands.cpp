@@ -1,6 +1,7 @@
 // The shell in install docs: which commands count, and what each one adds to the spec
 // (pip install, conda create/install, git clone/checkout, cd, export, setup.py, make.sh).
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <utility>
 
@@ -60,6 +61,41 @@ bool openmmlab_template(const std::string& url) {
     return contains(url, "download.openmmlab.com/mmcv/dist/") && contains(url, "{") && contains(url, "}");
 }
 
+// Prose that introduces installing, building or setting up: scripts run under it are read.
+bool install_words(const std::string& text) {
+    auto c = lowercase(text);
+    for (const char* w : {"install", "setup", "set up", "environment", "env", "build", "compile", "requirement", "prerequisite",
+                          "dependenc", "docker", "conda", "extension", "cuda", "getting started", "get started", "quick start"})
+        if (contains(c, w)) return true;
+    return false;
+}
+
+// `sh x.sh`, `bash -e x.sh`, `./x.sh`, `source x.sh`, `. x.sh` -> "x.sh"; "" otherwise.
+std::string script_argument(const std::vector<std::string>& w) {
+    if (w.empty()) return "";
+    if (w[0] == "sh" || w[0] == "bash" || w[0] == "source" || w[0] == ".") {
+        for (std::size_t i = 1; i < w.size(); ++i) {
+            if (!w[i].empty() && w[i][0] == '-') continue;
+            return ends_with(w[i], ".sh") ? w[i] : "";   // not `source activate env`
+        }
+        return "";
+    }
+    return ends_with(w[0], ".sh") ? w[0] : "";
+}
+
+// A path whose first part is a placeholder for the checkout ("ROOT_DIR/det3d/ops",
+// "PATH_TO_REPO/x"): upper-case letters, digits and '_' only.
+bool placeholder_part(const std::string& part) {
+    if (part.size() < 3) return false;
+    bool letter = false;
+    for (char c : part) {
+        if (std::islower(static_cast<unsigned char>(c))) return false;
+        if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) return false;
+        letter = letter || std::isupper(static_cast<unsigned char>(c));
+    }
+    return letter;
+}
+
 bool shell_info(const std::string& info) {
     auto first = lowercase(info.substr(0, info.find_first_of(" \t{")));
     static const std::set<std::string> ok = {"",        "bash",          "sh",         "shell", "console", "zsh",
@@ -71,7 +107,11 @@ bool shell_info(const std::string& info) {
 
 void Inference::markdown(const std::string& path) {
     DocState doc;
+    // A page about installing (INSTALL.md, docs/install.md) is install context throughout;
+    // elsewhere the prose before a block decides whether scripts it runs are followed.
+    bool install_page = install_words(filename_of(path)) && !starts_with(lowercase(filename_of(path)), "readme");
     for (const auto& block : markdown_code_blocks(*repo.get(path))) {
+        doc.install_context = install_page || block.context.empty() || install_words(block.context);
         // The working directory carries over from block to block, as for a reader who
         // runs them in order in one terminal (EchoFusion's `cd mmdetection3d` and its
         // `pip install -v -e .` sit in separate blocks).
@@ -112,6 +152,8 @@ std::vector<std::string> Inference::program(const ShellCommand& cmd) {
     }
     if (!w.empty() && (w[0] == "pip3" || starts_with(w[0], "pip3."))) w[0] = "pip";
     if (!w.empty() && (w[0] == "mamba" || w[0] == "micromamba")) w[0] = "conda";
+    // Inside a script's `if …; then pip install …; fi` the command follows the keyword.
+    while (!w.empty() && (w[0] == "then" || w[0] == "do" || w[0] == "else" || w[0] == "{")) w.erase(w.begin());
     // `mim install X` is pip with OpenMMLab's wheel index for the torch and CUDA at hand.
     if (w.size() >= 2 && w[0] == "mim" && w[1] == "install") {
         w[0] = "pip";
@@ -128,34 +170,46 @@ bool Inference::install_step(const ShellCommand& cmd) {
     if (w[0] == "conda" && w.size() > 1 && (w[1] == "install" || w[1] == "create")) return true;
     if (w[0] == "git" && w.size() > 1 && (w[1] == "clone" || w[1] == "checkout")) return true;
     if (starts_with(w[0], "python") && w.size() > 1 && ends_with(w[1], "setup.py")) return true;
-    if (make_script(w)) return true;
+    // A script is an install step when its name says so (install.sh, make.sh, setup_env.sh),
+    // not every `./tools/dist_train.sh` a doc shows.
+    if (make_script(w) && install_words(filename_of(script_argument(w)))) return true;
     if (w[0] == "export") return true;
     return false;
 }
 
-bool Inference::make_script(const std::vector<std::string>& w) {
-    if (w.empty()) return false;
-    if ((w[0] == "sh" || w[0] == "bash") && w.size() > 1 && ends_with(w[1], ".sh")) return true;
-    return ends_with(w[0], "make.sh");
-}
+bool Inference::make_script(const std::vector<std::string>& w) { return !script_argument(w).empty(); }
 
 void Inference::run(const ShellCommand& cmd, DocState& doc, const Provenance& from) {
     auto w = program(cmd);
+    // DIR=$(pwd), ROOT=`pwd`, SRC=/opt/src: a variable later commands use as a directory.
+    for (const auto& [name, value] : cmd.assignments)
+        if (w.empty()) {
+            if (value == "$(pwd)" || value == "`pwd`" || value == "$PWD") doc.vars[name] = doc.cwd;
+            else if (!value.empty() && value[0] == '/' && !contains(value, "$")) doc.vars[name] = join_path("", value);
+        }
     if (w.empty()) return;
     const auto& p = w[0];
+    current_text = cmd.text;
     if (p == "cd") {
         doc.cwd = w.size() > 1 ? doc.resolve(w[1]) : "?";
+        // `cd ~` then `git clone <this repo>` and `cd <this repo>`: the checkout, wherever it is.
+        if (doc.cwd == "?" && w.size() > 1 && lowercase(join_path("", w[1])) == lowercase(name)) doc.cwd = "";
+        // `cd ROOT_DIR/det3d/ops/x` (a placeholder for the checkout), or `cd Repo/ext/x` from
+        // wherever an earlier step left the shell: a path the checkout has.
+        if (w.size() > 1 && doc.cwd != "?" && inside_repo(doc.cwd) && !has_files_under(doc.cwd)) {
+            auto slash = w[1].find('/');
+            auto head = w[1].substr(0, slash);
+            auto rest = slash == std::string::npos ? std::string() : join_path("", w[1].substr(slash + 1));
+            bool self = lowercase(head) == lowercase(name);
+            if ((placeholder_part(head) || self) && (rest.empty() || has_files_under(rest))) doc.cwd = rest;
+        }
+    } else if (p == "docker") {
+        docker(w, doc, from);
     } else if (p == "export") {
         for (std::size_t i = 1; i < w.size(); ++i) {
             auto eq = w[i].find('=');
             if (eq == std::string::npos) continue;
-            auto var = w[i].substr(0, eq);
-            if (machine_specific(var)) {
-                note("ignored", cmd.text, var + " describes the author's machine; envlock sets it for the lock", from);
-            } else {
-                spec.env[var] = w[i].substr(eq + 1);
-                used(from.file);
-            }
+            env_var(w[i].substr(0, eq), w[i].substr(eq + 1), cmd.text, from, false);
         }
     } else if (p == "pip" && w.size() > 1 && w[1] == "install") {
         pip_install(cmd, w, doc, from);
@@ -169,15 +223,35 @@ void Inference::run(const ShellCommand& cmd, DocState& doc, const Provenance& fr
         for (std::size_t i = 2; i < w.size(); ++i) command += " " + w[i];
         install_dir(dir, command, from, &doc);
     } else if (make_script(w)) {
-        auto script_arg = w[0] == "sh" || w[0] == "bash" ? w[1] : w[0];
-        auto script = doc.resolve(script_arg);
-        auto dir = parent_dir(script);
-        auto* text = repo.get(script);
-        if (text && !contains(*text, "setup.py")) {
-            note("ignored", cmd.text, "the script does not run a setup.py build", from);
+        auto script_path = doc.resolve(script_argument(w));
+        // Docs often leave the shell where an earlier section took it (`cd docker/`) and mean
+        // the checkout's root: a script the checkout has there is that script, run from there.
+        bool from_root = false;
+        if (!repo.has(script_path) && !starts_with(script_argument(w), "/") && repo.has(join_path("", script_argument(w)))) {
+            script_path = join_path("", script_argument(w));
+            from_root = true;
+        }
+        auto dir = parent_dir(script_path);
+        auto* text = repo.get(script_path);
+        if (!text) {
+            if (script_path != "?" && inside_repo(script_path) && doc.install_context)
+                note("ignored", cmd.text, "the script is not in the checkout (an earlier step may download it)", from);
             return;
         }
-        install_dir(dir, env_prefix(cmd) + "sh " + filename_of(script), from, &doc);
+        // An ops folder's make.sh that runs the setup.py beside it: that package is the build.
+        auto setup = dir.empty() ? std::string("setup.py") : dir + "/setup.py";
+        if (contains(*text, "setup.py") && repo.has(setup) && !read_setup_py(*repo.get(setup), setup).extensions.empty()) {
+            install_dir(dir, env_prefix(cmd) + "sh " + filename_of(script_path), from, &doc);
+            return;
+        }
+        if (!doc.install_context && !install_words(filename_of(script_path))) return;   // a training or data script
+        if (from_root) doc.cwd = "";
+        if (w[0] == "source" || w[0] == ".") {
+            script(script_path, doc, from, 0);   // sourced: its cd and exports stay
+        } else {
+            DocState sub = doc;                  // a child shell: its cd does not come back
+            script(script_path, sub, from, 0);
+        }
     } else if ((p == "rm" || p == "cp" || p == "mv" || p == "sed" || p == "patch") && doc.source_of(doc.cwd)) {
         note("ignored", cmd.text, "modifies a cloned source; envlock builds the source as published", from);
     }
@@ -369,6 +443,114 @@ void Inference::git(const std::vector<std::string>& w, DocState& doc, const Prov
             spec.sources[src->first].from = from;
         }
     }
+}
+
+void Inference::env_var(const std::string& name, const std::string& value, const std::string& text, const Provenance& from, bool image) {
+    if (machine_specific(name)) {
+        note("ignored", text, name + " describes the author's machine; envlock sets it for the lock", from);
+        return;
+    }
+    // An image's ENV also sets its locale, time zone, conda paths …: only build settings are kept.
+    bool build_setting = starts_with(name, "TORCH_") || starts_with(name, "MMCV_") || name == "FORCE_CUDA" ||
+                         contains(name, "CUDA_ARCH") || name == "MAX_JOBS";
+    if (image && !build_setting) return;
+    spec.env[name] = value;
+    used(from.file);
+}
+
+void Inference::script(const std::string& path, DocState& doc, const Provenance& via, int) {
+    if (script_depth > 4 || !followed.insert(path).second) return;
+    ++script_depth;
+    bool outer = doc.install_context;
+    doc.install_context = true;   // what an install step runs is part of the install
+    for (const auto& cmd : shell_commands(*repo.get(path), 1)) {
+        Provenance from{path, cmd.line};
+        if (cmd.commented_out) {
+            if (install_step(cmd)) note("alternative", cmd.text, "commented out in the script", from);
+            continue;
+        }
+        run(cmd, doc, from);
+    }
+    doc.install_context = outer;
+    --script_depth;
+    (void)via;
+}
+
+void Inference::docker(const std::vector<std::string>& w, DocState& doc, const Provenance& from) {
+    if (w.size() < 2 || w[1] != "build") return;   // pull/run: a prebuilt image, nothing to read
+    static const std::set<std::string> with_value = {"-t", "--tag", "--build-arg", "--network", "--target", "--platform", "--label",
+                                                     "--cache-from", "--progress", "--secret", "--ssh", "-o", "--output",
+                                                     "--iidfile", "--shm-size", "-m", "--memory"};
+    std::string file, context;
+    for (std::size_t i = 2; i < w.size(); ++i) {
+        const auto& a = w[i];
+        if (a == "-f" || a == "--file") {
+            if (i + 1 < w.size()) file = w[++i];
+        } else if (starts_with(a, "--file=")) {
+            file = a.substr(7);
+        } else if (with_value.count(a)) {
+            ++i;
+        } else if (!a.empty() && a[0] != '-' && context.empty()) {
+            context = a;
+        }
+    }
+    if (context.empty() || contains(context, "://")) return;
+    auto ctx = doc.resolve(context);
+    std::string path;
+    if (!file.empty()) {
+        path = doc.resolve(file);
+    } else {
+        for (const char* name : {"Dockerfile", "dockerfile"})
+            if (path.empty() && repo.has(join_path(ctx, name))) path = join_path(ctx, name);
+        if (path.empty()) path = join_path(ctx, "Dockerfile");
+    }
+    if (path == "?" || !inside_repo(path) || !repo.has(path)) {
+        note("missing", path, "a Dockerfile an install step builds, but not in the checkout", from);
+        return;
+    }
+    dockerfiles.push_back({path, ctx == "?" ? std::string() : ctx, from});
+}
+
+void Inference::source_ops(std::size_t index, const std::string& text, const Provenance& from) {
+    const auto& s = spec.sources[index];
+    auto project = lowercase(repo_basename(s.git));
+    SpecExtension e;
+    e.in = s.name;
+    e.build = text;
+    e.cuda = true;
+    e.from = from;
+    if (project == "mmcv") {
+        // mmcv 1.x builds its CUDA ops (as mmcv-full) only with MMCV_WITH_OPS=1; 2.x always does.
+        bool v1 = starts_with(s.rev, "v1.") || starts_with(s.rev, "1.");
+        auto env = spec.env.find("MMCV_WITH_OPS");
+        bool in_text = contains(text, "MMCV_WITH_OPS=1");
+        if (v1 && !in_text && (env == spec.env.end() || env->second != "1")) return;
+        if (v1 && !in_text) e.build = "MMCV_WITH_OPS=1 " + text;
+        e.name = v1 ? "mmcv-full" : "mmcv";
+        e.import = "mmcv._ext";
+    } else if (project == "apex") {
+        if (!contains(text, "cuda_ext")) return;   // without --cuda_ext apex is pure Python
+        e.name = "apex";
+        e.import = "amp_C";
+    } else if (project == "spconv") {
+        e.name = "spconv";
+        e.import = "spconv";
+    } else if (project == "detectron2") {
+        e.name = "detectron2";
+        e.import = "detectron2._C";
+    } else if (project == "pytorch3d") {
+        e.name = "pytorch3d";
+        e.import = "pytorch3d._C";
+    } else if (project == "kaolin") {
+        e.name = "kaolin";
+        e.import = "kaolin._C";
+    } else {
+        return;
+    }
+    for (const auto& have : spec.extensions)
+        if (have.in == e.in) return;
+    spec.extensions.push_back(e);
+    used(from.file);
 }
 
 }  // namespace envlock::infer

@@ -5,6 +5,7 @@
 // extension builds found by scanning (make.sh, setup.py with CUDAExtension, .cu directories).
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
 #include "resolver/infer/context.hpp"
 #include "resolver/lock/spec_io.hpp"
@@ -111,6 +112,7 @@ void Inference::pip_item(const PipItem& item, const std::string& base_dir, const
             }
             auto i = source(item.value, item.egg, item.rev, from);
             if (spec.sources[i].install.empty()) spec.sources[i].install = item.editable ? "pip install -e ." : "pip install .";
+            source_ops(i, doc && !current_text.empty() ? current_text : "pip install " + item.value, from);
             break;
         }
         case K::local: {
@@ -158,11 +160,14 @@ void Inference::install_dir(const std::string& dir, const std::string& command, 
         if (auto src = doc->source_of(dir)) {
             auto& s = spec.sources[src->first];
             if (s.install.empty()) s.install = src->second.empty() ? command : "cd " + src->second + " && " + command;
+            // A source build of a project that compiles CUDA ops is an extension build too.
+            if (src->second.empty()) source_ops(src->first, current_text.empty() ? command : current_text, from);
             // A clone that is not in the checkout: its install command is all we know.
             if (!has_files_under(dir)) return;
         }
     }
     if (dir == "?" || !inside_repo(dir)) return;
+    if (!has_files_under(dir) && submodule(dir, command, from)) return;
     if (!installed_dirs.insert(dir).second) {
         // A second build of an already-built extension directory is another way to do the same.
         if (extension_dirs.count(dir) && !from.file.empty())
@@ -171,6 +176,39 @@ void Inference::install_dir(const std::string& dir, const std::string& command, 
         return;
     }
     package(dir, command, from, doc);
+}
+
+bool Inference::submodule(const std::string& dir, const std::string& command, const Provenance& from) {
+    // .gitmodules: `[submodule "x"]` sections with `path = …` and `url = …`.
+    const std::string* text = repo.get(".gitmodules");
+    if (!text) return false;
+    std::string path, url;
+    std::istringstream in(*text);
+    auto flush = [&]() -> bool {
+        if (path.empty() || url.empty() || join_path("", path) != dir) return false;
+        auto i = source(url, "", "", from);
+        if (spec.sources[i].install.empty()) spec.sources[i].install = command;
+        note("submodule", dir, "a git submodule the checkout does not hold (cloned without --recursive); "
+                               "locked as a git source at the commit found at resolve time", from);
+        source_ops(i, current_text.empty() ? command : current_text, from);
+        return true;
+    };
+    for (std::string line; std::getline(in, line);) {
+        auto t = trimmed(line);
+        if (starts_with(t, "[")) {
+            if (flush()) return true;
+            path.clear();
+            url.clear();
+            continue;
+        }
+        auto eq = t.find('=');
+        if (eq == std::string::npos) continue;
+        auto key = t.substr(0, t.find_first_of(" =\t"));
+        auto value = t.substr(t.find_first_not_of(" \t", eq + 1));
+        if (key == "path") path = value;
+        else if (key == "url") url = value;
+    }
+    return flush();
 }
 
 void Inference::package(const std::string& dir, const std::string& command, const Provenance& from, const DocState* doc) {
@@ -329,6 +367,41 @@ void Inference::unpinned_sources() {
 
 namespace {
 
+struct DocLink {
+    std::string text, target;   // target: a path in the repo ('/'-separated, normalized)
+    int line = 0;
+};
+
+// Markdown links `[text](path)` and `[text]: path` of a page to files of the repo.
+std::vector<DocLink> doc_links(const std::string& page, const std::string& markdown) {
+    std::vector<DocLink> out;
+    auto base = parent_dir(page);
+    int line = 1;
+    for (std::size_t i = 0; i < markdown.size(); ++i) {
+        if (markdown[i] == '\n') ++line;
+        if (markdown[i] != ']' || i + 1 >= markdown.size() || markdown[i + 1] != '(') continue;
+        auto open = markdown.rfind('[', i);
+        auto close = markdown.find(')', i + 2);
+        if (open == std::string::npos || close == std::string::npos) continue;
+        auto text = markdown.substr(open + 1, i - open - 1);
+        auto target = markdown.substr(i + 2, close - i - 2);
+        if (auto space = target.find(' '); space != std::string::npos) target = target.substr(0, space);   // [x](a.md "title")
+        if (auto hash = target.find('#'); hash != std::string::npos) target = target.substr(0, hash);
+        if (target.empty() || contains(target, "://") || starts_with(target, "mailto:")) continue;
+        out.push_back({text, starts_with(target, "/") ? join_path("", target) : join_path(base, target), line});
+    }
+    return out;
+}
+
+bool install_link(const DocLink& link) {
+    auto text = lowercase(link.text + " " + filename_of(link.target));
+    // Not "requirement" ("GPU Requirements" is about hardware) nor "build" (building a dataset).
+    for (const char* w : {"install", "setup", "set up", "environment", "getting started", "getting_started", "get_started",
+                          "get started", "getting-started", "prerequisite", "dependenc", "quick start", "quickstart", "docker"})
+        if (contains(text, w)) return true;
+    return false;
+}
+
 // Install docs in the order a reader meets them: README, INSTALL, then docs/ about installing.
 std::vector<std::string> install_docs(const RepoFiles& repo) {
     std::vector<std::string> readme, install, docs;
@@ -349,6 +422,23 @@ std::vector<std::string> install_docs(const RepoFiles& repo) {
     std::vector<std::string> out = readme;
     out.insert(out.end(), install.begin(), install.end());
     out.insert(out.end(), docs.begin(), docs.end());
+    // Pages these link to about installing (README -> docs/INSTALL.md -> docs/env.md), two links deep,
+    // each right after the first page that links to it.
+    for (int depth = 0; depth < 2; ++depth) {
+        std::vector<std::string> next;
+        for (const auto& page : out) {
+            next.push_back(page);
+            for (const auto& link : doc_links(page, *repo.get(page))) {
+                auto lower = lowercase(link.target);
+                if (!ends_with(lower, ".md") && !ends_with(lower, ".markdown")) continue;
+                if (!repo.has(link.target) || !install_link(link)) continue;
+                if (std::find(out.begin(), out.end(), link.target) == out.end() &&
+                    std::find(next.begin(), next.end(), link.target) == next.end())
+                    next.push_back(link.target);
+            }
+        }
+        out = next;
+    }
     return out;
 }
 
@@ -359,9 +449,18 @@ std::vector<std::string> install_docs(const RepoFiles& repo) {
 namespace envlock {
 
 Spec infer_spec(const RepoFiles& repo, const std::string& name) {
-    infer::Inference inf{repo, name, {}, {}, {}, {}};
+    infer::Inference inf{repo, name, {}, {}, {}, {}, {}, {}, {}, {}, 0};
     inf.spec.name = name;
-    for (const auto& doc : infer::install_docs(repo)) inf.markdown(doc);
+    auto docs = infer::install_docs(repo);
+    for (const auto& doc : docs) inf.markdown(doc);
+    // Dockerfiles the docs link to, then those they build, then a repo's only install description.
+    for (const auto& doc : docs)
+        for (const auto& link : infer::doc_links(doc, *repo.get(doc))) {
+            auto name = infer::lowercase(infer::filename_of(link.target));
+            if ((name == "dockerfile" || infer::starts_with(name, "dockerfile.") || infer::ends_with(name, ".dockerfile")) && repo.has(link.target))
+                inf.dockerfiles.push_back({link.target, "", {doc, link.line}});
+        }
+    inf.pending_dockerfiles();
     inf.root_files();
     inf.scan_extensions();
     inf.unreferenced_requirement_files();

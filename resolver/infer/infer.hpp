@@ -4,7 +4,8 @@
 // repo asks for, not whether it can be had.
 //
 // Inference: a paper repo's documented install (requirements files, setup.py, setup.cfg,
-// pyproject.toml, environment.yml and the shell in its install docs) turned into a Spec whose
+// pyproject.toml, environment.yml, the shell in its install docs and in the scripts, sub-pages
+// and Dockerfiles those docs point to) turned into a Spec whose
 // every entry cites the file and line it came from. Nothing here solves; the solver reads
 // the Spec. Commands the docs mark as optional or leave commented out are kept as notes,
 // not followed.
@@ -30,8 +31,8 @@ struct RepoFiles {
     }
 };
 
-// Collects README*, INSTALL*, docs/**/*.md, requirements*.txt, requirements/*.txt, setup.py,
-// setup.cfg, pyproject.toml, environment.yml/.yaml and make.sh at any depth, and the paths
+// Collects README*, INSTALL*, *.md, *.sh, Dockerfiles, requirements*.txt, requirements/*.txt,
+// setup.py, setup.cfg, pyproject.toml and environment.yml/.yaml at any depth, and the paths
 // of *.cu files. Skips .git, build/, dist/, node_modules and hidden directories.
 // Throws InputError when `root` is not a readable directory.
 RepoFiles collect_repo_files(const std::filesystem::path& root);

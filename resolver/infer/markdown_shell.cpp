@@ -118,7 +118,18 @@ std::string strip_prompt(std::string line) {
     return line;
 }
 
-void split_line(const std::string& line, int number, bool commented, std::vector<ShellCommand>& out) {
+// Physical line of each offset in a logical line joined from `\` continuations.
+using LineMarks = std::vector<std::pair<std::size_t, int>>;
+
+int line_at_offset(const LineMarks& marks, std::size_t offset, int fallback) {
+    int line = fallback;
+    for (const auto& [at, number] : marks)
+        if (at <= offset) line = number;
+    return line;
+}
+
+void split_line(const std::string& line, int number, bool commented, std::vector<ShellCommand>& out,
+                const LineMarks& marks = {}) {
     ShellCommand cmd;
     cmd.line = number;
     cmd.commented_out = commented;
@@ -142,6 +153,9 @@ void split_line(const std::string& line, int number, bool commented, std::vector
             ++k;
         }
         cmd.words.erase(cmd.words.begin(), cmd.words.begin() + static_cast<long>(k));
+        // A command after `&& \` starts on a later physical line: that line is its provenance.
+        auto first = line.find_first_not_of(" \t", cmd_start);
+        if (!marks.empty() && first != std::string::npos && first < end) cmd.line = line_at_offset(marks, first, number);
         if (!cmd.words.empty() || !cmd.assignments.empty()) out.push_back(cmd);
         cmd = ShellCommand{};
         cmd.line = number;
@@ -220,12 +234,25 @@ std::vector<ShellCommand> shell_commands(std::string_view text, int first_line) 
     std::vector<ShellCommand> out;
     std::istringstream in{std::string(text)};
     std::string physical, logical;
+    LineMarks marks;
     int number = first_line - 1;
     int start = first_line;
+    // Marks shifted to the prompt-stripped line (strip_prompt only removes a prefix and trailing space).
+    auto shifted = [&](const std::string& stripped) {
+        LineMarks m;
+        auto at = logical.find(stripped);
+        if (at == std::string::npos) return m;
+        for (const auto& [offset, line] : marks) m.emplace_back(offset >= at ? offset - at : 0, line);
+        return m;
+    };
     while (std::getline(in, physical)) {
         ++number;
         if (!physical.empty() && physical.back() == '\r') physical.pop_back();
-        if (logical.empty()) start = number;
+        if (logical.empty()) {
+            start = number;
+            marks.clear();
+        }
+        marks.emplace_back(logical.size(), number);
         auto t = trim(physical);
         if (!t.empty() && t.back() == '\\' && t.front() != '#') {
             logical += t.substr(0, t.size() - 1) + " ";
@@ -233,6 +260,7 @@ std::vector<ShellCommand> shell_commands(std::string_view text, int first_line) 
         }
         logical += physical;
         auto line = strip_prompt(logical);
+        auto line_marks = shifted(line);
         logical.clear();
         if (line.empty()) continue;
         if (line[0] == '#') {
@@ -240,9 +268,12 @@ std::vector<ShellCommand> shell_commands(std::string_view text, int first_line) 
             if (rest != std::string::npos) split_line(line.substr(rest), start, true, out);
             continue;
         }
-        split_line(line, start, false, out);
+        split_line(line, start, false, out, line_marks);
     }
-    if (!logical.empty()) split_line(strip_prompt(logical), start, false, out);
+    if (!logical.empty()) {
+        auto line = strip_prompt(logical);
+        split_line(line, start, false, out, shifted(line));
+    }
     return out;
 }
 

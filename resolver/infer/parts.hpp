@@ -93,6 +93,16 @@ struct ShellCommand {
 // set (their text re-parsed), so alternatives left in comments can be recorded.
 std::vector<ShellCommand> shell_commands(std::string_view text, int first_line);
 
+// --- Dockerfiles ------------------------------------------------------------------------------
+
+struct DockerInstruction {
+    std::string keyword;     // upper case: FROM, RUN, ENV, WORKDIR, COPY …
+    std::string args;        // the rest; continuation lines kept, one per physical line
+    int line = 0;            // 1-based line of the instruction
+};
+// Instructions of a Dockerfile in order; comments and blank lines dropped.
+std::vector<DockerInstruction> read_dockerfile(std::string_view text);
+
 // --- small shared helpers --------------------------------------------------------------------
 
 std::string normalize_git_url(const std::string& url);   // git@github.com:a/b.git -> https://github.com/a/b

@@ -25,16 +25,20 @@ std::string lower(std::string s) {
 
 bool wanted(const std::string& rel, const std::string& filename) {
     auto name = lower(filename);
-    auto depth_zero = rel.find('/') == std::string::npos;
     if (ends_with(name, ".cu")) return true;
     if (name == "setup.py" || name == "setup.cfg" || name == "pyproject.toml" || name == "make.sh") return true;
+    if (rel == ".gitmodules") return true;   // submodules a checkout without --recursive lacks
     if (name == "environment.yml" || name == "environment.yaml") return true;
     if (starts_with(name, "requirements") && ends_with(name, ".txt")) return true;
     // requirements/*.txt at any depth: mmdetection3d keeps its runtime pins there.
     if (ends_with(name, ".txt") && (starts_with(rel, "requirements/") || rel.find("/requirements/") != std::string::npos))
         return true;
     if (starts_with(name, "readme") || starts_with(name, "install")) return true;
-    if (ends_with(name, ".md") && (starts_with(rel, "docs/") || depth_zero)) return true;
+    // Any markdown page: the README may point to a sub-page anywhere (docs/en/get_started.md).
+    if (ends_with(name, ".md")) return true;
+    // Shell scripts an install step may run, and Dockerfiles the docs may point to.
+    if (ends_with(name, ".sh")) return true;
+    if (name == "dockerfile" || starts_with(name, "dockerfile.") || ends_with(name, ".dockerfile")) return true;
     return false;
 }
 

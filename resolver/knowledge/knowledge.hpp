@@ -9,12 +9,17 @@
 // resolver/knowledge/*.yaml (embedded at build time, checked against schemas/knowledge.schema.json);
 // every row carries its source, and rows that rest on no checked source are marked unverified.
 // Lookups prefer verified rows; an unverified row answers only where no verified one does, and
-// says so (`unverified`).
+// says so (`unverified`). changes.yaml keeps the history of rows, so a lock made with older facts
+// can be told which rows changed (changes.cpp).
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace envlock {
+struct Lock;
+}
 
 namespace envlock::knowledge {
 
@@ -89,6 +94,15 @@ struct Advisory {
 struct NumbaRelease { std::string version, python, numpy, llvmlite, note, source; };   // PEP 440 specs
 struct NumbaCudaLimit { std::string numba, cuda, effect, fix, source; bool unverified = false; std::string why; };
 struct UnverifiedClaim { std::string file, claim, why; };
+// One row of the knowledge base that a knowledge release changed, added or removed.
+struct KnowledgeChange {
+    std::string release;                       // "2026-11 audit"
+    std::string replaces;                      // the knowledge version (sha256) this release replaced
+    std::string row;                           // "host_compilers cuda=12.3", "advisories id=…"
+    std::string change;                        // "gcc_max: 13 -> 12", "added", "removed"
+    std::vector<std::string> concerns;         // what the row is about: "cuda-12.3", "yapf", "mmdet>=2.14.0,<2.17.0"
+    std::string source;
+};
 struct Fact { std::string file, fact, source; };
 
 struct Knowledge {
@@ -111,6 +125,7 @@ struct Knowledge {
     std::vector<Advisory> advisories;
     std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
     std::vector<UnverifiedClaim> unverified;
+    std::vector<KnowledgeChange> changes;      // release by release, oldest first
 };
 
 // The embedded files. Throws InputError only if the build embedded a bad file (a test catches that).
@@ -186,6 +201,15 @@ std::vector<Advisory> advisories(const Knowledge&);
 std::vector<NumbaRelease> numba_releases(const Knowledge&);
 std::optional<NumbaRelease> numba_release(const Knowledge&, std::string_view numba_version);
 std::vector<NumbaCudaLimit> numba_cuda_limits(const Knowledge&);
+
+// ---- changes between knowledge versions ----
+// The rows changed since `old_version` (a Knowledge::version a lock was resolved with): every
+// release from the one that replaced it on. nullopt when no release names that version (a lock
+// made with user knowledge files, or a version older than the recorded history).
+std::optional<std::vector<KnowledgeChange>> changes_since(const Knowledge&, std::string_view old_version);
+// What `envlock check` says of a lock resolved with older knowledge: the versions, how many rows
+// changed, and (up to max_rows) those about the lock's packages or CUDA versions. Ends in "\n".
+std::string knowledge_change_report(const Knowledge&, const Lock& lock, std::size_t max_rows = 30);
 
 // Dotted numeric comparison for driver/CUDA/torch release numbers ("525.60.13" < "535");
 // missing components count as 0, a non-numeric tail is ignored. Returns <0, 0, >0.

@@ -197,6 +197,11 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         k.advisories.push_back({str(r, "id"), strings(r, "when"), str(r, "symptom"), str(r, "fix"), str(r, "source"), str(r, "needs")});
     });
     each("unverified", [&](const json& r) { k.unverified.push_back({name, str(r, "claim"), str(r, "why")}); });
+    each("knowledge_changes", [&](const json& release) {
+        for (const auto& r : release.at("rows"))
+            k.changes.push_back({str(release, "release"), str(release, "replaces"), str(r, "row"), str(r, "change"),
+                                 strings(r, "concerns"), str(r, "source")});
+    });
     return k;
 }
 
@@ -242,6 +247,7 @@ void merge(Knowledge& k, Knowledge u) {
     overlay(k.advisories, std::move(u.advisories), [](const Advisory& r) { return r.id; });
     k.facts.insert(k.facts.end(), u.facts.begin(), u.facts.end());
     k.unverified.insert(k.unverified.end(), u.unverified.begin(), u.unverified.end());
+    k.changes.insert(k.changes.end(), u.changes.begin(), u.changes.end());
 }
 
 }  // namespace

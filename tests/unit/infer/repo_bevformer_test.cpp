@@ -104,7 +104,9 @@ TEST_CASE("BEVFormer-like with mmdetection3d cloned in: its runtime pins and CUD
     auto* numpy = find_requirement(spec, "numpy<1.20.0");
     REQUIRE(numpy);
     CHECK(where(numpy->from) == "mmdetection3d/requirements/runtime.txt:5");
-    REQUIRE(spec.extensions.size() == 1);
+    REQUIRE(spec.extensions.size() == 2);   // mmdet3d's ops, then detectron2's (pip install git+…)
+    CHECK(spec.extensions[1].name == "detectron2");
+    CHECK(spec.extensions[1].import == "detectron2._C");
     const auto& ext = spec.extensions[0];
     CHECK(ext.name == "mmdet3d");
     CHECK(ext.in == "mmdetection3d");

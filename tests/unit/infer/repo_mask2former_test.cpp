@@ -155,7 +155,7 @@ TEST_CASE("Mask2Former-like: the MSDeformAttn op is a CUDA extension built by ma
     FixtureRepo repo("Mask2Former");
     write_mask2former(repo);
     auto spec = repo.infer();
-    REQUIRE(spec.extensions.size() == 1);
+    REQUIRE(spec.extensions.size() == 2);   // the op (its section comes first), then detectron2 from its clone
     const auto& e = spec.extensions[0];
     CHECK(e.name == "MultiScaleDeformableAttention");
     CHECK(e.in == "mask2former/modeling/pixel_decoder/ops");
@@ -163,6 +163,20 @@ TEST_CASE("Mask2Former-like: the MSDeformAttn op is a CUDA extension built by ma
     CHECK(e.import == "MultiScaleDeformableAttention");
     CHECK(e.cuda);
     CHECK(where(e.from) == "INSTALL.md:13");
+}
+
+TEST_CASE("Mask2Former-like: detectron2 built from its clone compiles detectron2._C: a CUDA extension of that source") {
+    FixtureRepo repo("Mask2Former");
+    write_mask2former(repo);
+    auto spec = repo.infer();
+    REQUIRE(spec.extensions.size() == 2);
+    const auto& d2 = spec.extensions[1];
+    CHECK(d2.name == "detectron2");
+    CHECK(d2.in == "detectron2");
+    CHECK(d2.build == "pip install -e .");
+    CHECK(d2.import == "detectron2._C");
+    CHECK(d2.cuda);
+    CHECK(where(d2.from) == "INSTALL.md:32");
 }
 
 TEST_CASE("Mask2Former-like: with no docs, the make.sh and setup.py are still found by scanning") {
