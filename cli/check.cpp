@@ -1,4 +1,7 @@
+#include <filesystem>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
@@ -6,27 +9,50 @@
 #include "fetch/files.hpp"
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/lock/lock.hpp"
+#include "resolver/workflow/check_lock.hpp"
 
 namespace envlock::cli {
 
 void add_check(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("check", "Exit 0 when envlock.yaml is well-formed and current with its spec, targets and knowledge; 1 otherwise");
+    auto* cmd = app.add_subcommand("check", "Exit 0 when envlock.yaml is well-formed, current with its spec, targets, knowledge and inferred-from files, and its packages hold together; 1 otherwise, naming what is wrong");
     auto file = std::make_shared<std::string>();
     auto knowledge_files = std::make_shared<std::vector<std::string>>();
+    auto json = std::make_shared<bool>(false);
+    cmd->add_flag("--json", *json, "print the verdict as JSON");
     cmd->add_option("FILE", *file, "the lock, or a directory holding envlock.yaml (default ./envlock.yaml)");
     cmd->add_option("--knowledge", *knowledge_files, "extra knowledge file(s) the lock was resolved with");
-    cmd->callback([file, knowledge_files, &exit_code] {
+    cmd->callback([file, knowledge_files, json, &exit_code] {
         std::string path = lock_path(*file);
         Lock lock = read_lock(read_text_file(path, "lock"), path);
         auto k = knowledge::load(user_knowledge_files(*knowledge_files));
         std::string now = lock_content_hash(lock.spec, lock.targets, k.version);
+        std::string reason;
         if (now != lock.content_hash) {
-            std::cout << path << ": out of date: ";
             if (lock.knowledge_version != k.version)
-                std::cout << "the knowledge base changed (" << lock.knowledge_version << " -> " << k.version << ")";
+                reason = "the knowledge base changed (" + lock.knowledge_version + " -> " + k.version + ")";
             else
-                std::cout << "the spec or targets were edited since it was resolved";
-            std::cout << "; run `envlock resolve` again\n";
+                reason = "the spec or targets were edited since it was resolved";
+            exit_code = 1;
+        }
+        // Beyond its inputs: the packages themselves, and the files the spec was read from.
+        std::string dir = std::filesystem::path(path).parent_path().string();
+        auto problems = lock_problems(lock, dir.empty() ? "." : dir, k);
+        if (!problems.empty()) exit_code = 1;
+        if (*json) {
+            nlohmann::json j = {{"lock", path}, {"ok", reason.empty() && problems.empty()}, {"packages", lock.packages.size()},
+                                {"content-hash", lock.content_hash}};
+            if (!reason.empty()) j["reason"] = reason;
+            if (!problems.empty()) j["problems"] = problems;
+            std::cout << j.dump(2) << "\n";
+            return;
+        }
+        if (!reason.empty()) {
+            std::cout << path << ": out of date: " << reason << "; run `envlock resolve` again\n";
+            return;
+        }
+        if (!problems.empty()) {
+            std::cout << path << ": the lock does not hold:\n";
+            for (const auto& p : problems) std::cout << "  " << p << "\n";
             exit_code = 1;
             return;
         }

@@ -13,7 +13,8 @@ void add_doctor(CLI::App& app, int& exit_code);
 void add_detect(CLI::App& app, int& exit_code);
 void add_check(CLI::App& app, int& exit_code);
 void add_why(CLI::App& app, int& exit_code);
-void add_run(CLI::App& app, int& exit_code);
+void add_run(CLI::App& app, int& exit_code);     // run and shell-hook
+void add_export(CLI::App& app, int& exit_code);
 void add_inspect(CLI::App& app, int& exit_code);
 void add_index(CLI::App& app, int& exit_code);
 void add_spec(CLI::App& app, int& exit_code);

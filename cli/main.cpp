@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "resolver/specs/errors.hpp"
 
 int main(int argc, char** argv) {
@@ -8,6 +9,7 @@ int main(int argc, char** argv) {
     app.name("envlock");
     app.set_version_flag("--version", std::string("envlock ") + ENVLOCK_VERSION);
     app.require_subcommand(1);
+    envlock::cli::add_output_flags(app);
 
     int exit_code = 0;
     envlock::cli::add_resolve(app, exit_code);
@@ -18,6 +20,7 @@ int main(int argc, char** argv) {
     envlock::cli::add_check(app, exit_code);
     envlock::cli::add_why(app, exit_code);
     envlock::cli::add_run(app, exit_code);
+    envlock::cli::add_export(app, exit_code);
     envlock::cli::add_inspect(app, exit_code);
     envlock::cli::add_index(app, exit_code);
     envlock::cli::add_spec(app, exit_code);
@@ -25,7 +28,15 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // --help and --version are "errors" with code 0; every other parse error is bad input.
+        // --help and --version are "errors" with code 0; every other parse error is bad input,
+        // with the nearest command or flag when the user seems to have mistyped one.
+        if (e.get_exit_code() != 0) {
+            std::string hint = envlock::cli::suggestion_for(app, argc, argv);
+            if (!hint.empty()) {
+                std::cerr << "envlock: " << hint << "\n";
+                return static_cast<int>(envlock::ExitCode::bad_input);
+            }
+        }
         int code = app.exit(e);
         return code == 0 ? 0 : static_cast<int>(envlock::ExitCode::bad_input);
     } catch (const envlock::Error& e) {

@@ -1,7 +1,11 @@
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/shared_flags.hpp"
+#include "resolver/lock/diff.hpp"
 #include "resolver/workflow/resolve_project.hpp"
 
 namespace envlock::cli {
@@ -15,10 +19,48 @@ struct ResolveFlags {
     std::vector<std::string> update;
     std::vector<std::string> uses;
     std::vector<std::string> allow_advisories;
+    std::vector<std::string> allow_missing;
     std::vector<std::string> knowledge_files;
     std::string cache_dir;
     int jobs = 0;
+    bool json = false;
 };
+
+Output::Style style_of(PackageChange::Kind kind) {
+    switch (kind) {
+        case PackageChange::Kind::added: return Output::Style::green;
+        case PackageChange::Kind::removed: return Output::Style::red;
+        case PackageChange::Kind::downgraded: return Output::Style::yellow;
+        default: return Output::Style::bold;
+    }
+}
+
+nlohmann::json json_of(const ResolveResult& r, const LockDiff* diff) {
+    nlohmann::json j;
+    j["solved"] = r.solved;
+    j["notes"] = r.notes;
+    if (!r.solved) {
+        j["explanation"] = r.explanation;
+        return j;
+    }
+    j["lock"] = r.lock_path;
+    j["content-hash"] = r.lock.content_hash;
+    j["packages"] = r.lock.packages.size();
+    j["toolchain"] = {{"nvcc", r.lock.toolchain.nvcc}, {"gcc", r.lock.toolchain.gcc},
+                      {"cuda-arch-list", r.lock.toolchain.cuda_arch_list}};
+    nlohmann::json changes = nlohmann::json::array();
+    if (diff) {
+        for (const auto& c : diff->packages)
+            changes.push_back({{"change", to_string(c.kind)}, {"name", c.name}, {"before", c.before}, {"after", c.after}});
+        for (const auto& t : diff->toolchain)
+            changes.push_back({{"change", "toolchain"}, {"name", t.field}, {"before", t.before}, {"after", t.after}});
+    }
+    j["changes"] = changes;
+    nlohmann::json decisions = nlohmann::json::array();
+    for (const auto& d : r.lock.decisions) decisions.push_back({{"id", d.id}, {"excluded", d.excluded}, {"reason", d.reason}});
+    j["decisions"] = decisions;
+    return j;
+}
 
 }  // namespace
 
@@ -27,7 +69,11 @@ void add_resolve(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("resolve",
         "Solve a repo's environment for a target machine and write envlock.yaml (PATH: a checkout, a spec or lock file, or a recipe name)");
     cmd->add_option("PATH", f->options.path, "repo checkout, spec/lock file, or built-in recipe (BEVFormer, Mask2Former …); default .");
-    cmd->add_option("-o,--output", f->options.output, "where to write the lock (default: envlock.yaml beside the spec)");
+    cmd->add_option("-o,--output", f->options.output, "where to write the lock (default: envlock.yaml beside the spec; - for stdout)");
+    cmd->add_option("-c,--channel", f->options.channels, "conda channel to add before the spec's (remembered in the spec); repeatable")->allow_extra_args(false);
+    cmd->add_option("-i,--index-url", f->options.indexes, "PyPI index to add (remembered in the spec); repeatable")->allow_extra_args(false);
+    cmd->add_option("-f,--find-links", f->options.find_links, "find-links page to add (remembered in the spec); repeatable")->allow_extra_args(false);
+    cmd->add_flag("--json", f->json, "print the result as JSON (keys as the lock spells them)");
     cmd->add_option("--target", f->targets, "target file from `envlock detect` (NAME=FILE to lock several machines); repeatable")->allow_extra_args(false);
     add_machine_flags(cmd, f->machine);
     cmd->add_flag("--detect", f->options.redetect, "describe this machine again instead of reusing the existing lock's targets");
@@ -36,13 +82,16 @@ void add_resolve(CLI::App& app, int& exit_code) {
     cmd->add_option("--uses", f->uses, "what the code does that advisories depend on: numba-cuda, code-uses:torch.utils.tensorboard …; repeatable")->allow_extra_args(false);
     cmd->add_option("--allow-advisory", f->allow_advisories,
                     "advisory id to stop enforcing (see `envlock inspect advisories`); remembered in the spec; repeatable")->allow_extra_args(false);
+    cmd->add_option("--allow-missing", f->allow_missing,
+                    "go on without this requirement when no index offers it; remembered in the spec; repeatable")->allow_extra_args(false);
     cmd->add_flag("--clone", f->options.clone, "recipe: git clone the repo at the recipe's commit and write the lock there");
     cmd->add_option("--knowledge", f->knowledge_files, "extra knowledge file (YAML); repeatable")->allow_extra_args(false);
     cmd->add_option("--mirror", f->options.fetch.mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
     cmd->add_flag("--offline", f->options.fetch.offline, "use the HTTP cache only");
     cmd->add_option("--cache-dir", f->cache_dir, "HTTP cache folder (default $XDG_CACHE_HOME/envlock)");
     cmd->add_option("-j,--jobs", f->jobs, "parallel downloads (default 8)");
-    cmd->callback([f, &exit_code] {
+    const CLI::App* cmd_ref = cmd;
+    cmd->callback([f, cmd_ref, &exit_code] {
         ResolveOptions o = f->options;
         o.overrides = overrides_of(f->machine);
         for (const auto& t : f->targets) {
@@ -53,26 +102,51 @@ void add_resolve(CLI::App& app, int& exit_code) {
         o.update.insert(f->update.begin(), f->update.end());
         o.uses.insert(f->uses.begin(), f->uses.end());
         o.allow_advisories.insert(f->allow_advisories.begin(), f->allow_advisories.end());
+        o.allow_missing.insert(f->allow_missing.begin(), f->allow_missing.end());
         o.knowledge_files = user_knowledge_files(f->knowledge_files);
         if (!f->cache_dir.empty()) o.fetch.cache_dir = f->cache_dir;
         if (f->jobs > 0) o.fetch.jobs = f->jobs;
 
+        const Output out = output_of(*cmd_ref);
+        o.verbose = out.verbose;   // an unsatisfiable spec: the full derivation, not one screen
         ResolveResult r = resolve_project(o);
-        for (const auto& note : r.notes) std::cerr << "note: " << note << "\n";
+        std::optional<LockDiff> diff;
+        if (r.solved && r.previous) diff = diff_locks(*r.previous, r.lock);
+        // With the lock on stdout, everything else goes to stderr.
+        std::ostream& info = r.lock_path == "-" ? std::cerr : std::cout;
+        if (r.solved && r.lock_path == "-") std::cout << r.lock_text;
+        if (f->json) {
+            info << json_of(r, diff ? &*diff : nullptr).dump(2) << "\n";
+            if (!r.solved) exit_code = 1;
+            return;
+        }
+        if (!out.quiet)
+            for (const auto& note : r.notes) std::cerr << out.err("note: ", Output::Style::yellow) << note << "\n";
         if (!r.solved) {
             std::cerr << r.explanation;
             exit_code = 1;
             return;
         }
-        std::cout << "wrote " << r.lock_path << ": " << r.lock.packages.size() << " packages";
+        if (r.lock_path != "-") info << "wrote " << out.out(r.lock_path, Output::Style::bold) << ": ";
+        info << r.lock.packages.size() << " packages";
         if (!r.lock.toolchain.nvcc.empty())
-            std::cout << "; nvcc " << r.lock.toolchain.nvcc << " (" << r.lock.toolchain.nvcc_from << "), gcc "
-                      << r.lock.toolchain.gcc << ", TORCH_CUDA_ARCH_LIST=" << r.lock.toolchain.cuda_arch_list;
-        std::cout << "\n";
-        for (const auto& p : r.lock.packages)
-            if (p.name == "torch" || p.name == "pytorch" || p.name == "mmcv-full" || p.name == "python")
-                std::cout << "  " << p.name << " " << p.version << "\n";
-        for (const auto& d : r.lock.decisions) std::cout << "  excluded " << d.excluded << " [" << d.id << "]\n";
+            info << "; nvcc " << r.lock.toolchain.nvcc << " (" << r.lock.toolchain.nvcc_from << "), gcc "
+                 << r.lock.toolchain.gcc << ", TORCH_CUDA_ARCH_LIST=" << r.lock.toolchain.cuda_arch_list;
+        info << "\n";
+        if (out.quiet) return;
+        if (diff) {
+            if (diff->empty()) info << "  lock unchanged\n";
+            auto lines = describe(*diff);
+            for (size_t i = 0; i < lines.size(); ++i) {
+                auto style = i < diff->packages.size() ? style_of(diff->packages[i].kind) : Output::Style::bold;
+                info << "  " << out.out(lines[i], style) << "\n";
+            }
+        } else {
+            for (const auto& p : r.lock.packages)
+                if (p.name == "torch" || p.name == "pytorch" || p.name == "mmcv-full" || p.name == "python")
+                    info << "  " << p.name << " " << p.version << "\n";
+        }
+        for (const auto& d : r.lock.decisions) info << "  excluded " << d.excluded << " [" << d.id << "]\n";
     });
 }
 

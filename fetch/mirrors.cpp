@@ -23,6 +23,14 @@ MirrorRule parse_mirror_rule(std::string_view text, std::string_view origin) {
     return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)), std::string(origin)};
 }
 
+void check_unique_prefixes(const std::vector<MirrorRule>& rules) {
+    for (size_t i = 0; i < rules.size(); ++i)
+        for (size_t j = i + 1; j < rules.size(); ++j)
+            if (rules[i].origin == rules[j].origin && rules[i].from == rules[j].from)
+                throw InputError(rules[i].origin + ": the mirror prefix " + rules[i].from + " is given twice (=" +
+                                 rules[i].to + " and =" + rules[j].to + "); keep one");
+}
+
 std::vector<MirrorRule> parse_mirror_list(std::string_view text, std::string_view origin) {
     std::vector<MirrorRule> rules;
     while (!text.empty()) {

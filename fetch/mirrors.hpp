@@ -23,6 +23,10 @@ struct Mirrors {
 
 // "FROM=TO" (the first '=' splits; both sides required). Throws InputError naming `origin`.
 MirrorRule parse_mirror_rule(std::string_view text, std::string_view origin);
+// Two rules for one FROM in one origin leave it unclear which was meant: InputError naming both.
+// (The same FROM in two origins is how the command line overrides a config file.)
+void check_unique_prefixes(const std::vector<MirrorRule>& rules);
+
 // "FROM=TO;FROM2=TO2" as in ENVLOCK_MIRRORS; empty items are ignored.
 std::vector<MirrorRule> parse_mirror_list(std::string_view text, std::string_view origin);
 

@@ -74,6 +74,7 @@ FetchContext load_fetch_context(const CommandLineSettings& cli, const fs::path& 
     if (const char* env = std::getenv("ENVLOCK_MIRRORS"); env && *env)
         for (auto& r : parse_mirror_list(env, "ENVLOCK_MIRRORS")) ctx.mirrors.rules.push_back(std::move(r));
     for (auto& r : config_rules) ctx.mirrors.rules.push_back(std::move(r));
+    check_unique_prefixes(ctx.mirrors.rules);
 
     if (cli.jobs) {
         if (*cli.jobs < 1) throw InputError("--jobs must be at least 1");

@@ -6,6 +6,7 @@
 // `envlock resolve` as one function: find the spec (a spec file, a lock, a checkout to infer
 // from, or a built-in recipe), find the target machines, read the indexes, solve, and write
 // envlock.yaml beside the code. The CLI only parses flags and prints.
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,7 +21,7 @@ namespace envlock {
 
 struct ResolveOptions {
     std::string path;                              // DIR, FILE, or a recipe name; "" = "."
-    std::string output;                            // where to write; "" = beside the spec
+    std::string output;                            // where to write; "" = beside the spec; "-" = stdout
     std::vector<std::pair<std::string, std::string>> target_files;   // (name, file); name "" = "default"
     TargetOverrides overrides;                     // detect's flags, applied to the detected machine
     bool redetect = false;                         // ignore the targets of an existing lock
@@ -28,15 +29,22 @@ struct ResolveOptions {
     fetch::CommandLineSettings fetch;
     std::set<std::string> update;                  // names allowed to move from the existing lock
     bool update_all = false;
+    bool verbose = false;                          // an unsatisfiable spec: the full derivation
     std::set<std::string> uses;                    // what the code does that advisories depend on
     std::set<std::string> allow_advisories;        // advisory ids the user opts out of
+    std::set<std::string> allow_missing;           // requirements to go on without when nothing offers them
     bool clone = false;                            // recipe: git clone the repo at its commit first
+    // Added to the spec and remembered there: channels go first (as `conda install -c` puts
+    // them), indexes and find-links pages after the spec's own.
+    std::vector<std::string> channels, indexes, find_links;
 };
 
 struct ResolveResult {
     bool solved = false;
-    std::string lock_path;
+    std::string lock_path;                         // "-" when the lock goes to stdout (lock_text)
     Lock lock;                                     // when solved
+    std::string lock_text;                         // when solved and written to "-"
+    std::optional<Lock> previous;                  // the lock that was there before, if any
     std::string explanation;                       // when not
     std::vector<std::string> notes;                // what the index closure left out, git revs not verified …
 };
@@ -49,7 +57,16 @@ struct SpecLocation {
     std::string lock_path;
     std::optional<Lock> previous;                  // the lock already there, if any
     std::string recipe_repo, recipe_rev;           // when the spec came from a recipe
+    std::string checkout;                          // when the spec came from (or is kept for) a checkout: its path
+    std::vector<std::string> changed;              // inferred-from files that changed since the previous lock
 };
+
+// The sha256 of each of `files` (relative to `root`) that can be read.
+std::map<std::string, std::string> inferred_hashes(const std::string& root, const std::vector<std::string>& files);
+
+// The inferred-from files of `lock` whose content differs from what it recorded (or that are
+// gone), read from `lock_dir` joined with the lock's checkout.
+std::vector<std::string> changed_inputs(const Lock& lock, const std::string& lock_dir);
 SpecLocation locate_spec(const std::string& path, const std::string& output);
 
 }  // namespace envlock

@@ -1,0 +1,36 @@
+#pragma once
+// How a command prints: quiet or verbose (root flags -q/-v, accepted after the subcommand too),
+// colour only on a terminal and never with NO_COLOR (https://no-color.org), and the nearest
+// command or flag when a user mistypes one.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace envlock::cli {
+
+struct Output {
+    bool quiet = false;      // results only; no notes, no summaries
+    bool verbose = false;    // the full derivation where a command has one
+    bool color_out = false;  // stdout is a terminal and NO_COLOR is unset
+    bool color_err = false;  // the same for stderr
+
+    enum class Style { plain, bold, green, red, yellow, dim };
+    // `text` in that style when the stream is coloured, else unchanged.
+    std::string out(const std::string& text, Style style) const;
+    std::string err(const std::string& text, Style style) const;
+};
+
+// The root's -q/-v flags (registered by add_output_flags) as seen from a subcommand's callback.
+void add_output_flags(CLI::App& root);
+Output output_of(const CLI::App& cmd);
+
+// The candidate closest to `typed` by edit distance, if it is close enough to be a likely typo
+// (at most a third of its length, and at most 3 edits); "" otherwise.
+std::string nearest(const std::string& typed, const std::vector<std::string>& candidates);
+
+// "unknown command 'reslove'; did you mean 'resolve'?" for an argv whose command or flag the
+// parser refused; "" when no suggestion fits.
+std::string suggestion_for(const CLI::App& root, int argc, char** argv);
+
+}  // namespace envlock::cli
