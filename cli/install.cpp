@@ -1,12 +1,201 @@
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+
 #include "cli/commands.hpp"
+#include "cli/lock_path.hpp"
+#include "fetch/files.hpp"
+#include "fetch/settings.hpp"
+#include "install/install.hpp"
+#include "resolver/lock/lock.hpp"
+#include "resolver/specs/errors.hpp"
 
 namespace envlock::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct InstallFlags {
+    std::string lock, prefix, target, cache_dir, link_mode = "hardlink";
+    std::vector<std::string> mirrors;
+    bool offline = false, repair = false, dry_run = false, quiet = false;
+    int jobs = 0;
+};
+
+std::string human_bytes(double b) {
+    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+    int u = 0;
+    while (b >= 1000 && u < 4) b /= 1000, ++u;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+    return buf;
+}
+
+// Bytes, rate and ETA on one rewritten line on a terminal; one line per finished download
+// otherwise; nothing with --quiet.
+class Progress {
+public:
+    Progress(const Lock& lock, bool quiet) : lock_(lock), quiet_(quiet), tty_(::isatty(STDERR_FILENO)) {
+        for (const auto& p : lock.packages)
+            if (p.kind != Ecosystem::source) {
+                sizes_.push_back(p.size);
+                names_.push_back(p.url.substr(p.url.rfind('/') + 1));
+            }
+        received_.assign(sizes_.size(), 0);
+        done_.assign(sizes_.size(), false);
+    }
+    ~Progress() { finish(); }
+
+    void update(const install::FetchProgress& p) {
+        if (quiet_ || p.index >= received_.size()) return;
+        std::lock_guard g(m_);
+        if (!started_) start_ = Clock::now(), started_ = true;
+        received_[p.index] = p.received;
+        if (p.total) sizes_[p.index] = p.total;
+        if (p.done && !done_[p.index]) {
+            done_[p.index] = true;
+            ++finished_;
+            if (!tty_) std::cerr << "fetched " << names_[p.index] << " (" << human_bytes(double(p.received)) << ")\n";
+        }
+        if (tty_ && (Clock::now() - last_ > std::chrono::milliseconds(100) || p.done)) draw();
+    }
+
+    void finish() {
+        if (tty_ && drawn_) std::cerr << "\r\033[K" << std::flush;
+        drawn_ = false;
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    void draw() {
+        last_ = Clock::now();
+        std::uint64_t got = 0, total = 0;
+        size_t active = 0;
+        for (size_t i = 0; i < received_.size(); ++i) {
+            if (!done_[i] && received_[i] == 0) continue;
+            got += received_[i];
+            total += std::max(sizes_[i], received_[i]);
+            ++active;
+        }
+        double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+        double rate = secs > 0 ? got / secs : 0;
+        std::string line = "fetching " + std::to_string(finished_) + "/" + std::to_string(active) + " packages, " +
+                           human_bytes(double(got)) + " of " + human_bytes(double(total)) + ", " + human_bytes(rate) + "/s";
+        if (rate > 0 && total > got) line += ", ETA " + std::to_string(int((total - got) / rate) + 1) + " s";
+        std::cerr << "\r\033[K" << line << std::flush;
+        drawn_ = true;
+    }
+
+    const Lock& lock_;
+    bool quiet_, tty_;
+    std::mutex m_;
+    std::vector<std::uint64_t> sizes_, received_;
+    std::vector<std::string> names_;
+    std::vector<bool> done_;
+    size_t finished_ = 0;
+    bool started_ = false, drawn_ = false;
+    Clock::time_point start_, last_;
+};
+
+void print_plan(const install::InstallPlan& plan, bool dry_run) {
+    for (const auto& r : plan.reasons) std::cout << "  (" << r << ")\n";
+    std::set<std::string> added;
+    for (const auto& a : plan.add) added.insert(a.name);
+    for (const auto& r : plan.remove)
+        if (!added.count(r.name)) std::cout << "  - " << r.name << " " << r.version << " (" << r.kind << ")\n";
+    std::map<std::string, std::string> removed;
+    for (const auto& r : plan.remove) removed[r.name] = r.version;
+    std::uint64_t bytes = 0;
+    for (const auto& a : plan.add) {
+        bytes += a.size;
+        auto it = removed.find(a.name);
+        if (it != removed.end()) std::cout << "  ~ " << a.name << " " << it->second << " -> " << a.version << " (" << a.kind << ")\n";
+        else std::cout << "  + " << a.name << " " << a.version << " (" << a.kind << ")\n";
+    }
+    std::cout << (dry_run ? "would install " : "installed ") << plan.add.size() << ", remove " << plan.remove.size()
+              << ", keep " << plan.keep << " packages";
+    if (dry_run && bytes) std::cout << " (" << human_bytes(double(bytes)) << " to fetch unless cached)";
+    std::cout << "\n";
+}
+
+}  // namespace
 
 void add_install(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("install", "Materialize envlock.yaml into a prefix (--repair fixes a broken one)");
-    cmd->allow_extras();
-    cmd->group("");   // not in --help until it works
-    cmd->callback([] { not_implemented("install"); });
+    auto f = std::make_shared<InstallFlags>();
+    cmd->add_option("LOCK", f->lock, "the lock, or a directory holding envlock.yaml (default ./envlock.yaml)");
+    cmd->add_option("--prefix", f->prefix, "where the environment goes (default .envlock/<target> beside the lock)");
+    cmd->add_option("--target", f->target, "which of the lock's targets this machine is (default: the first)");
+    cmd->add_flag("--offline", f->offline, "use the package cache only; name what is missing");
+    cmd->add_option("-j,--jobs", f->jobs, "parallel downloads and extractions (default 8)")->check(CLI::PositiveNumber);
+    cmd->add_flag("--repair", f->repair, "re-check every installed file; fix only what is missing, modified or foreign");
+    cmd->add_flag("--dry-run", f->dry_run, "print what would change, and change nothing");
+    cmd->add_option("--link-mode", f->link_mode, "hardlink (default; copies across filesystems), copy or symlink");
+    cmd->add_option("--cache-dir", f->cache_dir, "cache folder (default $XDG_CACHE_HOME/envlock; packages in pkgs/)");
+    cmd->add_option("--mirror", f->mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
+    cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors");
+    cmd->callback([f, &exit_code] {
+        std::string path = lock_path(f->lock);
+        Lock lock = read_lock(read_text_file(path, "lock"), path);
+        std::string target = f->target;
+        if (target.empty()) target = lock.targets.empty() ? "default" : lock.targets.front().name;
+        else if (std::none_of(lock.targets.begin(), lock.targets.end(), [&](const NamedTarget& t) { return t.name == target; })) {
+            std::string known;
+            for (const auto& t : lock.targets) known += (known.empty() ? "" : ", ") + t.name;
+            throw InputError(path + ": --target " + target + ": the lock has no such target (it has " + known + ")");
+        }
+        fetch::CommandLineSettings settings;
+        if (f->jobs) settings.jobs = f->jobs;
+        if (!f->cache_dir.empty()) settings.cache_dir = f->cache_dir;
+        settings.mirrors = f->mirrors;
+        settings.offline = f->offline;
+
+        install::InstallOptions o;
+        o.fetch = fetch::load_fetch_context(settings);
+        o.prefix = !f->prefix.empty() ? fs::path(f->prefix) : fs::absolute(path).parent_path() / ".envlock" / target;
+        o.link_mode = install::parse_link_mode(f->link_mode);
+        o.repair = f->repair;
+        o.dry_run = f->dry_run;
+        o.command = "envlock install " + path + " --prefix " + o.prefix.string() + (f->repair ? " --repair" : "");
+        install::use_default_installers(o);
+        Progress progress(lock, f->quiet);
+        const bool quiet = f->quiet;
+        o.say = [&progress, quiet](const std::string& line) {
+            if (quiet && line.rfind("warning:", 0) != 0) return;
+            progress.finish();
+            std::cerr << line << "\n";
+        };
+        o.fetch_progress = [&progress](const install::FetchProgress& p) { progress.update(p); };
+
+        install::InstallResult r = install::install_lock(lock, o);
+        progress.finish();
+        if (quiet) return;
+        for (const auto& line : r.recovered)
+            if (f->dry_run) std::cout << line << "\n";
+        if (f->dry_run) {
+            std::cout << "plan for " << fs::absolute(o.prefix).lexically_normal().string() << ":\n";
+            print_plan(r.plan, true);
+            return;
+        }
+        if (!r.changed) {
+            std::cout << fs::absolute(o.prefix).lexically_normal().string() << " is up to date ("
+                      << r.plan.keep << " packages)";
+            if (f->repair) std::cout << "; every file checked, nothing to repair";
+            std::cout << "\n";
+        } else {
+            std::cout << fs::absolute(o.prefix).lexically_normal().string() << ":\n";
+            print_plan(r.plan, false);
+            if (f->repair)
+                std::cout << "repaired: " << r.restored.size() << " files restored, " << r.removed_foreign.size()
+                          << " foreign files removed\n";
+        }
+        if (f->repair && r.unknown_kept)
+            std::cout << r.unknown_kept << " files that no package installed were left alone\n";
+        (void)exit_code;
+    });
 }
 
 }  // namespace envlock::cli

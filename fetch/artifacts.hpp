@@ -14,6 +14,7 @@ struct Artifact {
     std::string url;      // as the lock records it; mirrors apply underneath
     std::string dest;     // final path
     std::string sha256;   // expected, lowercase hex; "" skips the check (and is reported back)
+    std::string md5;      // expected, lowercase hex; checked only when there is no sha256
 };
 
 struct Downloaded {
@@ -23,7 +24,7 @@ struct Downloaded {
 };
 
 // All or nothing per file: throws EnvironmentError naming every URL that failed (network,
-// HTTP status, sha256 mismatch) once the others have finished.
+// HTTP status, sha256 or md5 mismatch) once the others have finished.
 std::vector<Downloaded> download_artifacts(const std::vector<Artifact>& artifacts, const FetchContext& ctx);
 
 }  // namespace envlock::fetch

@@ -37,7 +37,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             d.status = 404;
             continue;
         }
-        Request r{d.fetched_url, {}, {}, {}};
+        Request r{d.fetched_url, {}, {}, {}, {}};
         if (!requests[i].accept.empty()) r.headers.emplace_back("Accept", requests[i].accept);
         if (entry) {
             if (!entry->etag.empty()) r.headers.emplace_back("If-None-Match", entry->etag);

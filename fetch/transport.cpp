@@ -1,6 +1,7 @@
 #include "fetch/transport.hpp"
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -69,7 +70,27 @@ bool retryable(CURLcode c) {
     }
 }
 
+// MD5 while streaming, for locks whose index published only md5 (old conda channels).
+struct Md5 {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    Md5() { EVP_DigestInit_ex(ctx, EVP_md5(), nullptr); }
+    ~Md5() { EVP_MD_CTX_free(ctx); }
+    Md5(const Md5&) = delete;
+    Md5& operator=(const Md5&) = delete;
+    void update(std::string_view bytes) { EVP_DigestUpdate(ctx, bytes.data(), bytes.size()); }
+    std::string hex_digest() {
+        unsigned char digest[EVP_MAX_MD_SIZE];
+        unsigned int len = 0;
+        EVP_DigestFinal_ex(ctx, digest, &len);
+        static const char* hex = "0123456789abcdef";
+        std::string out;
+        for (unsigned i = 0; i < len; ++i) out += hex[digest[i] >> 4], out += hex[digest[i] & 15];
+        return out;
+    }
+};
+
 struct Transfer {
+    std::size_t index = 0;
     const Request* request = nullptr;
     Response* response = nullptr;
     const TransportOptions* options = nullptr;
@@ -81,12 +102,15 @@ struct Transfer {
     std::FILE* file = nullptr;
     std::string temp_path;
     std::unique_ptr<Sha256> hash;
+    std::unique_ptr<Md5> md5;      // only when the request expects one
     std::uint64_t held = 0;        // body bytes kept, across resumed attempts
     std::uint64_t best = 0;        // most bytes ever held: progress is measured against it
     std::uint64_t resume_from = 0; // Range start of the current attempt
     bool body_started = false;     // first body byte of this attempt seen
     bool encoded = false;          // Content-Encoding applied: decoded offsets cannot be resumed
     bool write_failed = false;
+    bool cancelled = false;
+    std::uint64_t expected_total = 0;   // Content-Length of this attempt plus its resume point
     long retry_after_s = -1;
     int failures = 0;
     Clock::time_point ready_at{};
@@ -96,6 +120,7 @@ struct Transfer {
         held = 0;
         response->body.clear();
         hash = std::make_unique<Sha256>();
+        if (md5) md5 = std::make_unique<Md5>();
         if (file) {
             std::fflush(file);
             if (ftruncate(fileno(file), 0) != 0) write_failed = true;
@@ -153,6 +178,8 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
         curl_off_t length = -1;
         if (!t->file && curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0)
             t->response->body.reserve(t->response->body.size() + static_cast<size_t>(length) + 64);
+        if (t->file && curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0)
+            t->expected_total = t->held + static_cast<std::uint64_t>(length);
     }
     std::string_view chunk(data, bytes);
     if (t->file) {
@@ -161,10 +188,15 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             return 0;  // aborts the transfer
         }
         t->hash->update(chunk);   // only downloads to a file are checked against a sha256
+        if (t->md5) t->md5->update(chunk);
     } else {
         t->response->body.append(chunk);
     }
     t->held += bytes;
+    if (t->file && t->options->progress && !t->options->progress(t->index, t->held, t->expected_total, false)) {
+        t->cancelled = true;
+        return 0;  // aborts the transfer
+    }
     return bytes;
 }
 
@@ -239,6 +271,9 @@ bool finish_attempt(Transfer& t, CURLcode code) {
     } else if (file && (code == CURLE_FILE_COULDNT_READ_FILE || code == CURLE_READ_ERROR)) {
         r.status = 404;
         return true;
+    } else if (t.cancelled) {
+        r.error = "cancelled: " + shown;
+        return true;
     } else if (t.write_failed) {
         r.error = "cannot write " + t.temp_path + " while downloading " + shown;
         return true;
@@ -291,6 +326,10 @@ void complete(Transfer& t) {
             } else if (!t.request->expected_sha256.empty() && r.sha256 != t.request->expected_sha256) {
                 r.error = "sha256 mismatch for " + redact_url(t.request->url) + ": expected " +
                           t.request->expected_sha256 + ", got " + r.sha256;
+            } else if (t.md5 && t.request->expected_sha256.empty() &&
+                       (r.md5 = t.md5->hex_digest()) != t.request->expected_md5) {
+                r.error = "md5 mismatch for " + redact_url(t.request->url) + ": expected " + t.request->expected_md5 +
+                          ", got " + r.md5;
             } else {
                 fs::rename(t.temp_path, t.request->dest, ec);
                 if (ec) r.error = "cannot move download into " + t.request->dest + ": " + ec.message();
@@ -298,6 +337,7 @@ void complete(Transfer& t) {
         }
         std::error_code ec;
         fs::remove(t.temp_path, ec);
+        if (r.ok() && t.options->progress) t.options->progress(t.index, r.size, r.size, true);
     }
     if (!r.ok()) r.body.clear();
     t.done = true;
@@ -326,11 +366,13 @@ std::vector<Response> perform(const std::vector<Request>& requests, const Transp
     std::deque<Transfer*> waiting;
     for (size_t i = 0; i < requests.size(); ++i) {
         Transfer& t = transfers[i];
+        t.index = i;
         t.request = &requests[i];
         t.response = &responses[i];
         t.options = &options;
         t.response->url = requests[i].url;
         t.hash = std::make_unique<Sha256>();
+        if (!requests[i].expected_md5.empty()) t.md5 = std::make_unique<Md5>();
         t.easy = curl_easy_init();
         if (!requests[i].dest.empty()) {
             std::error_code ec;

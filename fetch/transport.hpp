@@ -5,6 +5,7 @@
 // usual variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), credentials from the
 // URL or ~/.netrc; neither ever appears in an error message (URLs are redacted).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,6 +29,10 @@ struct TransportOptions {
     long max_retry_after_s = 60;     // a longer Retry-After is capped to this
     std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
     std::shared_ptr<ConnectionPool> pool;   // null: each perform() connects afresh
+    // Downloads to a file report here as bytes arrive (index into the requests, bytes so far,
+    // the expected total or 0, done) and once more when finished. Returning false cancels
+    // every transfer still running (their temp files are removed; each answers "cancelled").
+    std::function<bool(std::size_t index, std::uint64_t received, std::uint64_t total, bool done)> progress;
 };
 
 struct Request {
@@ -37,6 +42,7 @@ struct Request {
     // and rename it into place once complete (and its sha256 checked).
     std::string dest;
     std::string expected_sha256;     // lowercase hex; with `dest` only
+    std::string expected_md5;        // lowercase hex; with `dest` only, for locks that have no sha256
 };
 
 struct Response {
@@ -45,6 +51,7 @@ struct Response {
     std::string body;                // when the request had no `dest`
     std::string etag, last_modified, cache_control, content_type;
     std::string sha256;              // of the bytes written to `dest`
+    std::string md5;                 // likewise, when the request expected one
     std::uint64_t size = 0;          // bytes of body received (after content decoding)
     int attempts = 0;
     // Set when the transfer failed for good: network errors after the retries, 5xx/429

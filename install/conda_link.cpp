@@ -1,0 +1,242 @@
+#include "install/conda_link.hpp"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <limits>
+
+#include "fetch/url.hpp"
+#include "install/conda_package.hpp"
+#include "install/prefix_record.hpp"
+#include "install/prefix_replace.hpp"
+#include "resolver/lock/sha256.hpp"
+#include "resolver/specs/errors.hpp"
+
+namespace envlock::install {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string major_minor(const std::string& version) {
+    auto first = version.find('.');
+    if (first == std::string::npos) return version;
+    auto second = version.find('.', first + 1);
+    return version.substr(0, second);
+}
+
+bool dotted_identifier(const std::string& s) {
+    if (s.empty()) return false;
+    bool start = true;
+    for (char c : s) {
+        if (c == '.') {
+            if (start) return false;
+            start = true;
+            continue;
+        }
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+        if (start && std::isdigit(static_cast<unsigned char>(c))) return false;
+        start = false;
+    }
+    return !start;
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    size_t b = 0;
+    while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    return s.substr(b);
+}
+
+struct EntryPoint {
+    std::string command, module, func;
+};
+
+// "cmd = module:func" with conda's checks (C:conda/common/path/python.py L59-83).
+EntryPoint parse_entry_point(const std::string& text, const std::string& package) {
+    auto eq = text.find('='), colon = text.find(':');
+    auto bad = [&](const std::string& why) {
+        return InputError(package + ": info/link.json entry point '" + text + "': " + why);
+    };
+    if (eq == std::string::npos || colon == std::string::npos || colon < eq) throw bad("expected 'command = module:function'");
+    EntryPoint ep{trim(text.substr(0, eq)), trim(text.substr(eq + 1, colon - eq - 1)), trim(text.substr(colon + 1))};
+    if (ep.command.empty() || ep.command.front() == '.' || ep.command.find_first_of("/\\\n\r") != std::string::npos ||
+        ep.command.find('\0') != std::string::npos)
+        throw bad("the command name must be a plain file name");
+    if (!dotted_identifier(ep.module) || !dotted_identifier(ep.func)) throw bad("module and function must be dotted names");
+    return ep;
+}
+
+// The script conda, mamba and rattler all write for a noarch entry point
+// (C:conda/gateways/disk/create.py L97-109).
+std::string entry_point_script(const std::string& shebang, const EntryPoint& ep) {
+    std::string import_name = ep.func.substr(0, ep.func.find('.'));
+    return shebang + "# -*- coding: utf-8 -*-\nimport re\nimport sys\n\nfrom " + ep.module + " import " + import_name +
+           "\n\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])\n"
+           "    sys.exit(" + ep.func + "())\n";
+}
+
+std::string requested_spec(const Lock& lock, const std::string& name) {
+    for (const auto& r : lock.spec.requirements) {
+        if (r.ecosystem == "pypi") continue;
+        std::string head = r.text.substr(0, r.text.find_first_of(" =<>!~[;"));
+        std::string a = head, b = name;
+        for (auto* s : {&a, &b})
+            for (auto& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (a == b) return r.text;
+    }
+    return "";
+}
+
+}  // namespace
+
+PythonInfo conda_python_info(const LockedPackage& python, const CacheEntry& cached) {
+    PythonInfo info;
+    info.version = python.version;
+    info.major_minor = major_minor(python.version);
+    info.executable = "bin/python" + info.major_minor;
+    info.site_packages = "lib/python" + info.major_minor + "/site-packages";
+    CondaPackageInfo pkg = read_conda_package(cached.tree());
+    if (!pkg.python_site_packages_path.empty()) {
+        // CEP 17: relative to the prefix, and it must not leave it.
+        safe_join("/", pkg.python_site_packages_path);
+        std::string sp = pkg.python_site_packages_path;
+        while (!sp.empty() && sp.back() == '/') sp.pop_back();
+        info.site_packages = sp;
+    }
+    return info;
+}
+
+std::size_t max_prefix_length(const CacheEntry& cached) {
+    std::size_t limit = std::numeric_limits<std::size_t>::max();
+    for (const auto& p : read_conda_package(cached.tree()).paths)
+        if (!p.placeholder.empty() && p.file_mode == FileMode::binary) limit = std::min(limit, p.placeholder.size());
+    return limit;
+}
+
+InstalledPackage install_conda_package(const PackageContext& ctx) {
+    const LockedPackage& pkg = ctx.package;
+    const fs::path tree = ctx.cache->tree();
+    CondaPackageInfo info = read_conda_package(tree);
+    if (info.name != pkg.name || info.version != pkg.version || (!pkg.build.empty() && info.build != pkg.build))
+        throw InputError(ctx.cache->filename + ": the package says it is " + info.name + " " + info.version + " " + info.build +
+                         ", the lock says " + pkg.name + " " + pkg.version + " " + pkg.build);
+    const bool noarch_python = info.noarch == "python";
+    if (noarch_python && ctx.python.site_packages.empty())
+        throw InputError(pkg.name + " is a noarch: python package, but the lock has no python to install it for");
+    const std::string prefix = ctx.prefix.string();
+
+    PrefixRecord rec;
+    rec.name = info.name;
+    rec.version = info.version;
+    rec.build = info.build;
+    rec.build_number = info.build_number;
+    rec.channel = fetch::strip_userinfo(pkg.channel);
+    rec.subdir = !pkg.subdir.empty() ? pkg.subdir : info.subdir;
+    rec.fn = ctx.cache->filename;
+    rec.url = fetch::strip_userinfo(pkg.url);
+    rec.sha256 = pkg.sha256;
+    rec.md5 = !pkg.md5.empty() ? pkg.md5 : md5_of_file(ctx.cache->archive());
+    std::error_code ec;
+    rec.size = pkg.size ? pkg.size : fs::file_size(ctx.cache->archive(), ec);
+    // The lock's depends reflect the index the solve saw (repodata patches); index.json may be older.
+    rec.depends = !pkg.depends.empty() || info.depends.empty() ? pkg.depends : info.depends;
+    rec.constrains = info.constrains;
+    rec.license = info.license;
+    rec.noarch = info.noarch;
+    rec.track_features = info.track_features;
+    rec.python_site_packages_path = info.python_site_packages_path;
+    rec.timestamp = info.timestamp;
+    rec.link_source = tree.string();
+    rec.link_type = ctx.link_mode == LinkMode::hardlink ? 1 : ctx.link_mode == LinkMode::symlink ? 2 : 3;
+    rec.package_tarball_full_path = ctx.cache->archive().string();
+    rec.requested_spec = requested_spec(ctx.lock, pkg.name);
+
+    InstalledPackage out;
+    out.id = package_id(pkg);
+    out.kind = "conda";
+    out.name = pkg.name;
+    out.version = pkg.version;
+    out.noarch = info.noarch;
+
+    for (const auto& p : info.paths) {
+        std::string rel = noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path;
+        fs::path dest = safe_join(ctx.stage, rel);
+        fs::path src = tree / p.path;
+        PrefixPath pp;
+        pp.path = rel;
+        pp.sha256 = p.sha256;
+        pp.size_in_bytes = p.size;
+        if (p.type == PathType::directory) {
+            fs::create_directories(dest, ec);
+            pp.path_type = "directory";
+            rec.paths.push_back(std::move(pp));
+            continue;
+        }
+        if (p.type == PathType::softlink) {
+            std::string target = fs::read_symlink(src, ec).string();
+            if (ec) throw InputError(tree.string() + ": " + p.path + " should be a symbolic link");
+            make_symlink(target, dest);
+            pp.path_type = "softlink";
+            out.files.push_back({rel, "", 0, target});
+        } else {
+            pp.path_type = "hardlink";
+            std::string sha;
+            std::uint64_t size;
+            if (!p.placeholder.empty()) {
+                std::string data = read_whole_file(src);
+                std::string replaced;
+                try {
+                    replaced = p.file_mode == FileMode::binary ? replace_binary_prefix(data, p.placeholder, prefix)
+                                                               : replace_text_prefix(data, p.placeholder, prefix);
+                } catch (const InputError& e) {
+                    throw InputError(pkg.name + ": " + p.path + ": " + e.what());
+                }
+                struct stat st {};
+                ::stat(src.c_str(), &st);
+                write_new_file(dest, replaced, st.st_mode & 07777);
+                sha = sha256_hex(replaced);
+                size = replaced.size();
+                pp.file_mode = p.file_mode == FileMode::binary ? "binary" : "text";
+                pp.prefix_placeholder = p.placeholder;
+            } else {
+                place_file(src, dest, p.no_link ? LinkMode::copy : ctx.link_mode);
+                sha = !p.sha256.empty() ? p.sha256 : sha256_of_file(src);
+                size = !p.sha256.empty() ? p.size : fs::file_size(src, ec);
+            }
+            pp.no_link = p.no_link;
+            pp.sha256_in_prefix = sha;
+            if (pp.sha256.empty()) pp.sha256 = sha;
+            if (!pp.size_in_bytes) pp.size_in_bytes = size;
+            out.files.push_back({rel, sha, size, ""});
+        }
+        rec.files.push_back(rel);
+        rec.paths.push_back(std::move(pp));
+    }
+
+    if (noarch_python && !info.entry_points.empty()) {
+        std::string shebang = python_shebang((ctx.prefix / ctx.python.executable).string());
+        for (const auto& text : info.entry_points) {
+            EntryPoint ep = parse_entry_point(text, pkg.name);
+            std::string rel = "bin/" + ep.command;
+            std::string script = entry_point_script(shebang, ep);
+            write_new_file(ctx.stage / rel, script, 0755);
+            std::string sha = sha256_hex(script);
+            out.files.push_back({rel, sha, script.size(), ""});
+            rec.files.push_back(rel);
+            PrefixPath pp;
+            pp.path = rel;
+            pp.path_type = "unix_python_entry_point";
+            pp.sha256 = pp.sha256_in_prefix = sha;
+            pp.size_in_bytes = script.size();
+            rec.paths.push_back(std::move(pp));
+        }
+    }
+
+    std::string meta_rel = "conda-meta/" + prefix_record_filename(rec);
+    std::string meta = prefix_record_json(rec);
+    write_new_file(ctx.stage / meta_rel, meta, 0644);
+    out.files.push_back({meta_rel, sha256_hex(meta), meta.size(), ""});
+    return out;
+}
+
+}  // namespace envlock::install

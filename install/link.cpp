@@ -1,0 +1,173 @@
+#include "install/link.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "resolver/lock/sha256.hpp"
+#include "resolver/specs/errors.hpp"
+
+namespace envlock::install {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void fail(const std::string& what, const fs::path& p, int err) {
+    throw EnvironmentError("cannot " + what + " " + p.string() + ": " + std::strerror(err));
+}
+
+void make_parent(const fs::path& p) {
+    std::error_code ec;
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) throw EnvironmentError("cannot create " + p.parent_path().string() + ": " + ec.message());
+}
+
+void remove_existing(const fs::path& p) {
+    if (::unlink(p.c_str()) == 0 || errno == ENOENT) return;
+    if (errno == EISDIR || errno == EPERM) {
+        std::error_code ec;
+        fs::remove_all(p, ec);
+        if (!ec) return;
+    }
+    fail("replace", p, errno);
+}
+
+struct Fd {
+    int fd = -1;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+}  // namespace
+
+LinkMode parse_link_mode(std::string_view text) {
+    if (text == "hardlink") return LinkMode::hardlink;
+    if (text == "copy") return LinkMode::copy;
+    if (text == "symlink") return LinkMode::symlink;
+    throw InputError("--link-mode: expected hardlink, copy or symlink, got '" + std::string(text) + "'");
+}
+
+void copy_regular_file(const fs::path& from, const fs::path& to) {
+    Fd in{::open(from.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (in.fd < 0) fail("read", from, errno);
+    struct stat st {};
+    if (::fstat(in.fd, &st) != 0) fail("read", from, errno);
+    make_parent(to);
+    remove_existing(to);
+    Fd out{::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777)};
+    if (out.fd < 0) fail("create", to, errno);
+    off_t left = st.st_size;
+    bool plain = false;
+    while (left > 0 && !plain) {
+        ssize_t n = ::copy_file_range(in.fd, nullptr, out.fd, nullptr, static_cast<size_t>(left), 0);
+        if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) plain = true;
+        else if (n < 0) fail("copy to", to, errno);
+        else if (n == 0) break;
+        else left -= n;
+    }
+    if (plain) {
+        char buf[1 << 16];
+        for (;;) {
+            ssize_t n = ::read(in.fd, buf, sizeof buf);
+            if (n < 0) fail("read", from, errno);
+            if (n == 0) break;
+            for (ssize_t off = 0; off < n;) {
+                ssize_t w = ::write(out.fd, buf + off, static_cast<size_t>(n - off));
+                if (w < 0) fail("write", to, errno);
+                off += w;
+            }
+        }
+    }
+    ::fchmod(out.fd, st.st_mode & 07777);
+    timespec times[2] = {st.st_atim, st.st_mtim};
+    ::futimens(out.fd, times);
+}
+
+Placed place_file(const fs::path& from, const fs::path& to, LinkMode mode) {
+    make_parent(to);
+    if (mode == LinkMode::symlink) {
+        make_symlink(fs::absolute(from).string(), to);
+        return Placed::symlink;
+    }
+    if (mode == LinkMode::hardlink) {
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (::link(from.c_str(), to.c_str()) == 0) return Placed::hardlink;
+            if (errno == EEXIST && attempt == 0) {
+                remove_existing(to);
+                continue;
+            }
+            if (errno == EXDEV || errno == EPERM || errno == EMLINK || errno == ENOTSUP || errno == EACCES) break;
+            fail("link " + from.string() + " to", to, errno);
+        }
+    }
+    copy_regular_file(from, to);
+    return Placed::copy;
+}
+
+void write_new_file(const fs::path& path, std::string_view content, unsigned mode) {
+    make_parent(path);
+    remove_existing(path);
+    Fd out{::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)};
+    if (out.fd < 0) fail("create", path, errno);
+    for (size_t off = 0; off < content.size();) {
+        ssize_t w = ::write(out.fd, content.data() + off, content.size() - off);
+        if (w < 0) fail("write", path, errno);
+        off += static_cast<size_t>(w);
+    }
+    ::fchmod(out.fd, mode);
+}
+
+void make_symlink(const std::string& target, const fs::path& at) {
+    make_parent(at);
+    remove_existing(at);
+    if (::symlink(target.c_str(), at.c_str()) != 0) fail("create the link", at, errno);
+}
+
+std::string sha256_of_file(const fs::path& path) {
+    Fd in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (in.fd < 0) fail("read", path, errno);
+    Sha256 h;
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = ::read(in.fd, buf, sizeof buf);
+        if (n < 0) fail("read", path, errno);
+        if (n == 0) break;
+        h.update(std::string_view(buf, static_cast<size_t>(n)));
+    }
+    return h.hex_digest();
+}
+
+std::string read_whole_file(const fs::path& path) {
+    Fd in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (in.fd < 0) fail("read", path, errno);
+    std::string out;
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = ::read(in.fd, buf, sizeof buf);
+        if (n < 0) fail("read", path, errno);
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+}
+
+fs::path safe_join(const fs::path& root, std::string_view rel) {
+    auto bad = [&](const char* why) { throw InputError("unsafe path '" + std::string(rel) + "': " + why); };
+    if (rel.empty()) bad("empty");
+    if (rel.front() == '/') bad("absolute");
+    if (rel.find('\0') != std::string_view::npos) bad("contains NUL");
+    size_t start = 0;
+    while (start <= rel.size()) {
+        size_t end = rel.find('/', start);
+        if (end == std::string_view::npos) end = rel.size();
+        if (rel.substr(start, end - start) == "..") bad("has a '..' component");
+        start = end + 1;
+    }
+    return root / fs::path(std::string(rel));
+}
+
+}  // namespace envlock::install

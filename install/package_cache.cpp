@@ -1,0 +1,301 @@
+#include "install/package_cache.hpp"
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <atomic>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "fetch/artifacts.hpp"
+#include "fetch/url.hpp"
+#include "install/conda_package.hpp"
+#include "install/extract.hpp"
+#include "install/file_lock.hpp"
+#include "install/link.hpp"
+#include "install/signals.hpp"
+#include "resolver/specs/errors.hpp"
+
+namespace envlock::install {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_conda(const CacheEntry& e) { return ends_with(e.filename, ".conda") || ends_with(e.filename, ".tar.bz2"); }
+
+std::string unique_suffix() {
+    static std::atomic<unsigned> counter{0};
+    return std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+void remove_tree(const fs::path& tree) {
+    // Renamed aside first: a reader never sees a half-removed tree under the real name.
+    fs::path aside = tree;
+    aside += ".gone-" + unique_suffix();
+    std::error_code ec;
+    fs::rename(tree, aside, ec);
+    fs::remove_all(ec ? tree : aside, ec);
+}
+
+bool archive_matches(const CacheEntry& e) {
+    std::error_code ec;
+    if (!fs::is_regular_file(e.archive(), ec)) return false;
+    if (!e.sha256.empty()) return sha256_of_file(e.archive()) == e.sha256;
+    return md5_of_file(e.archive()) == e.md5;
+}
+
+void extract_entry(const CacheEntry& e) {
+    fs::path tmp = e.dir / ("tree.tmp-" + unique_suffix());
+    if (is_conda(e)) extract_conda_package(e.archive(), tmp);
+    else extract_archive(e.archive(), tmp);
+    std::error_code ec;
+    fs::rename(tmp, e.tree(), ec);
+    if (ec) {
+        // Another envlock got there first (ENOTEMPTY/EEXIST): its tree is as good as ours.
+        fs::remove_all(tmp, ec);
+        if (!fs::exists(e.tree())) throw EnvironmentError("cannot move " + tmp.string() + " into place: " + ec.message());
+    }
+}
+
+// Runs `work(i)` for every i on up to `threads` threads; the first exception is rethrown.
+template <class F>
+void parallel_for(size_t n, int threads, F&& work) {
+    std::atomic<size_t> next{0};
+    std::exception_ptr first;
+    std::mutex m;
+    auto run = [&] {
+        for (size_t i; (i = next++) < n;) {
+            try {
+                work(i);
+            } catch (...) {
+                std::lock_guard g(m);
+                if (!first) first = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < std::min<int>(threads, static_cast<int>(n)); ++t) pool.emplace_back(run);
+    run();
+    for (auto& t : pool) t.join();
+    if (first) std::rethrow_exception(first);
+}
+
+// Fetches and extracts the entries (indexes into `all`) this process holds the locks of.
+void fill(const std::vector<CacheEntry>& all, const std::vector<size_t>& mine, const fetch::FetchContext& ctx,
+          const std::function<void(const FetchProgress&)>& progress, bool extract) {
+    std::vector<fetch::Artifact> downloads;
+    std::vector<size_t> download_of;   // artifact index -> entry index
+    std::vector<size_t> to_extract;
+    for (size_t i : mine) {
+        const CacheEntry& e = all[i];
+        std::error_code ec;
+        if (extract && fs::exists(e.tree(), ec)) continue;   // done while we waited for the lock
+        fs::create_directories(e.dir, ec);
+        if (ec) throw EnvironmentError("cannot create " + e.dir.string() + ": " + ec.message());
+        bool have = fs::exists(e.archive(), ec);
+        if (have && extract && !archive_matches(e)) {
+            fs::remove(e.archive(), ec);   // damaged since it was verified: fetched again
+            have = false;
+        }
+        if (!have) {
+            downloads.push_back({e.url, e.archive().string(), e.sha256, e.md5});
+            download_of.push_back(i);
+        } else if (progress) {
+            progress({i, e.size, e.size, true});
+        }
+        if (extract) to_extract.push_back(i);
+    }
+    if (!downloads.empty()) {
+        fetch::FetchContext c = ctx;
+        if (progress)
+            c.transport.progress = [&](size_t k, std::uint64_t received, std::uint64_t total, bool done) {
+                progress({download_of[k], received, total, done});
+                return !interrupted();
+            };
+        fetch::download_artifacts(downloads, c);
+    }
+    int threads = std::max(1, std::min<int>(ctx.transport.jobs, static_cast<int>(std::thread::hardware_concurrency())));
+    parallel_for(to_extract.size(), threads, [&](size_t k) { extract_entry(all[to_extract[k]]); });
+}
+
+// RECORD's "sha256=<urlsafe base64, no padding>" for a hex digest.
+std::string record_hash(const std::string& hex) {
+    static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string bytes;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    std::string out;
+    size_t i = 0;
+    for (; i + 2 < bytes.size(); i += 3) {
+        unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                     static_cast<unsigned char>(bytes[i + 2]);
+        for (int s : {18, 12, 6, 0}) out += table[(v >> s) & 63];
+    }
+    if (bytes.size() - i == 2) {
+        unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
+        for (int s : {18, 12, 6}) out += table[(v >> s) & 63];
+    } else if (bytes.size() - i == 1) {
+        unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+        for (int s : {18, 12}) out += table[(v >> s) & 63];
+    }
+    return "sha256=" + out;
+}
+
+bool conda_tree_ok(const fs::path& tree, bool full) {
+    CondaPackageInfo info = read_conda_package(tree);
+    for (const auto& p : info.paths) {
+        fs::path f = tree / p.path;
+        std::error_code ec;
+        auto st = fs::symlink_status(f, ec);
+        if (p.type == PathType::softlink) {
+            if (!fs::is_symlink(st)) return false;
+            continue;
+        }
+        if (p.type == PathType::directory) continue;
+        if (!fs::is_regular_file(st)) return false;
+        if (!p.sha256.empty() && fs::file_size(f, ec) != p.size) return false;
+        if (full && !p.sha256.empty() && sha256_of_file(f) != p.sha256) return false;
+    }
+    return true;
+}
+
+bool wheel_tree_ok(const fs::path& tree, bool full) {
+    std::error_code ec;
+    for (const auto& d : fs::directory_iterator(tree, ec)) {
+        if (!ends_with(d.path().filename().string(), ".dist-info")) continue;
+        fs::path record = d.path() / "RECORD";
+        if (!fs::exists(record, ec)) continue;
+        std::istringstream in(read_whole_file(record));
+        std::string line;
+        while (std::getline(in, line)) {
+            // path,hash,size: RECORD paths with commas are quoted; those rows are only size-checked
+            // when simple, which is every row a wheel builder writes in practice.
+            if (line.empty() || line.front() == '"') continue;
+            auto c2 = line.rfind(','), c1 = line.rfind(',', c2 - 1);
+            if (c1 == std::string::npos || c2 == std::string::npos) continue;
+            std::string path = line.substr(0, c1), hash = line.substr(c1 + 1, c2 - c1 - 1), size = line.substr(c2 + 1);
+            if (!size.empty() && size.back() == '\r') size.pop_back();
+            if (hash.empty()) continue;
+            fs::path f = safe_join(tree, path);
+            if (!fs::is_regular_file(f, ec)) return false;
+            if (!size.empty() && fs::file_size(f, ec) != std::stoull(size)) return false;
+            if (full && hash.rfind("sha256=", 0) == 0 && record_hash(sha256_of_file(f)) != hash) return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+CacheEntry cache_entry(const fs::path& cache_dir, const LockedPackage& p) {
+    CacheEntry e;
+    e.url = p.url;
+    std::string path(fetch::strip_fragment(p.url));
+    if (auto q = path.find('?'); q != std::string::npos) path.resize(q);
+    e.filename = fetch::percent_decode(path.substr(path.rfind('/') + 1));
+    if (e.filename.empty() || e.filename == "." || e.filename == ".." || e.filename.find('/') != std::string::npos)
+        throw InputError("the lock's URL " + fetch::redact_url(p.url) + " does not end in a file name");
+    e.sha256 = p.sha256;
+    e.md5 = p.md5;
+    e.size = p.size;
+    if (!e.sha256.empty()) e.dir = cache_dir / "pkgs" / e.sha256;
+    else if (!e.md5.empty()) e.dir = cache_dir / "pkgs" / ("md5-" + e.md5);
+    else
+        throw InputError("the lock has no sha256 (nor md5) for " + fetch::redact_url(p.url) +
+                         "; envlock installs nothing it cannot verify");
+    return e;
+}
+
+void populate_cache(const std::vector<CacheEntry>& entries, const fetch::FetchContext& ctx,
+                    const std::function<void(const FetchProgress&)>& progress, bool extract) {
+    auto missing = [&](const CacheEntry& e) {
+        std::error_code ec;
+        return extract ? !fs::exists(e.tree(), ec) : !fs::exists(e.archive(), ec);
+    };
+    // One job per cache entry, in a fixed order so that processes waiting on each other's
+    // locks always take them in the same order.
+    std::map<fs::path, size_t> by_dir;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (missing(entries[i])) by_dir.emplace(entries[i].dir, i);
+        else if (progress) progress({i, entries[i].size, entries[i].size, true});
+    }
+    if (by_dir.empty()) return;
+    std::vector<FileLock> held;
+    std::vector<size_t> mine, theirs;
+    for (const auto& [dir, i] : by_dir) {
+        fs::path lock = dir;
+        lock += ".lock";
+        FileLock l = FileLock::try_lock(lock);
+        if (l.locked()) {
+            held.push_back(std::move(l));
+            mine.push_back(i);
+        } else {
+            theirs.push_back(i);
+        }
+    }
+    fill(entries, mine, ctx, progress, extract);
+    held.clear();
+    // Entries another envlock was filling: wait for it, then take what it left undone.
+    if (theirs.empty()) return;
+    std::vector<size_t> rest;
+    for (size_t i : theirs) {
+        fs::path lock = entries[i].dir;
+        lock += ".lock";
+        held.emplace_back(lock, std::function<void(const std::string&)>());
+        if (missing(entries[i])) rest.push_back(i);
+        else if (progress) progress({i, entries[i].size, entries[i].size, true});
+    }
+    fill(entries, rest, ctx, progress, extract);
+}
+
+bool check_tree(const CacheEntry& e, bool full) {
+    std::error_code ec;
+    if (!fs::is_directory(e.tree(), ec)) return false;
+    bool ok;
+    try {
+        ok = fs::exists(e.tree() / "info/index.json", ec) ? conda_tree_ok(e.tree(), full) : wheel_tree_ok(e.tree(), full);
+    } catch (const Error&) {
+        ok = false;
+    }
+    if (!ok) {
+        fs::path lock = e.dir;
+        lock += ".lock";
+        FileLock l(lock, std::function<void(const std::string&)>());
+        remove_tree(e.tree());
+    }
+    return ok;
+}
+
+std::string md5_of_file(const fs::path& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw EnvironmentError("cannot read " + path.string());
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(ctx, EVP_md5(), nullptr);
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) EVP_DigestUpdate(ctx, buf, n);
+    std::fclose(f);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx, digest, &len);
+    EVP_MD_CTX_free(ctx);
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned i = 0; i < len; ++i) {
+        out += hex[digest[i] >> 4];
+        out += hex[digest[i] & 15];
+    }
+    return out;
+}
+
+}  // namespace envlock::install

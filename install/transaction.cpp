@@ -1,0 +1,422 @@
+#include "install/transaction.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <map>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "fetch/files.hpp"
+#include "fetch/http_cache.hpp"
+#include "install/conda_link.hpp"
+#include "install/file_lock.hpp"
+#include "install/prefix_record.hpp"
+#include "install/repair.hpp"
+#include "install/signals.hpp"
+#include "install/stage.hpp"
+#include "resolver/specs/errors.hpp"
+
+namespace envlock::install {
+namespace {
+
+namespace fs = std::filesystem;
+
+void check_signal() {
+    if (interrupted()) throw Interrupted{};
+}
+
+const char* kind_name(Ecosystem e) {
+    return e == Ecosystem::conda ? "conda" : e == Ecosystem::pypi ? "pypi" : "source";
+}
+
+std::string major_minor(const std::string& version) {
+    auto first = version.find('.');
+    if (first == std::string::npos) return version;
+    return version.substr(0, version.find('.', first + 1));
+}
+
+std::string dep_name(const std::string& spec) {
+    std::string n = spec.substr(0, spec.find_first_of(" =<>!~[;"));
+    if (auto colon = n.rfind("::"); colon != std::string::npos) n = n.substr(colon + 2);   // channel::name
+    return n;
+}
+
+// Conda packages in dependency order (python before what needs it), ties in lock order.
+std::vector<const LockedPackage*> dependency_order(const std::vector<const LockedPackage*>& pkgs) {
+    std::unordered_map<std::string, size_t> by_name;
+    for (size_t i = 0; i < pkgs.size(); ++i) by_name[pkgs[i]->name] = i;
+    std::vector<std::vector<size_t>> users(pkgs.size());
+    std::vector<int> waiting(pkgs.size(), 0);
+    for (size_t i = 0; i < pkgs.size(); ++i) {
+        std::set<size_t> deps;
+        for (const auto& d : pkgs[i]->depends) {
+            auto it = by_name.find(dep_name(d));
+            if (it != by_name.end() && it->second != i) deps.insert(it->second);
+        }
+        for (size_t d : deps) users[d].push_back(i);
+        waiting[i] = static_cast<int>(deps.size());
+    }
+    std::set<size_t> ready;
+    for (size_t i = 0; i < pkgs.size(); ++i)
+        if (!waiting[i]) ready.insert(i);
+    std::vector<const LockedPackage*> out;
+    std::vector<bool> done(pkgs.size(), false);
+    while (out.size() < pkgs.size()) {
+        if (ready.empty())   // a dependency cycle: take the first left, in lock order
+            for (size_t i = 0; i < pkgs.size(); ++i)
+                if (!done[i]) {
+                    ready.insert(i);
+                    break;
+                }
+        size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        if (done[i]) continue;
+        done[i] = true;
+        out.push_back(pkgs[i]);
+        for (size_t u : users[i])
+            if (--waiting[u] == 0 && !done[u]) ready.insert(u);
+    }
+    return out;
+}
+
+std::string now_text() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+    return buf;
+}
+
+struct Plan {
+    InstallPlan shown;
+    std::vector<const LockedPackage*> add;           // lock order
+    std::vector<const InstalledPackage*> keep, remove;
+};
+
+Plan make_plan(const Lock& lock, const std::optional<PrefixState>& state, const std::string& prefix,
+               const std::string& python_mm) {
+    Plan plan;
+    std::unordered_map<std::string, const InstalledPackage*> installed;
+    bool moved = false, python_changed = false;
+    if (state) {
+        for (const auto& p : state->packages) installed[p.id] = &p;
+        moved = state->prefix != prefix;
+        python_changed = !state->python.major_minor.empty() && !python_mm.empty() && state->python.major_minor != python_mm;
+        if (moved) plan.shown.reasons.push_back("the prefix was installed for " + state->prefix + ": every package is installed again");
+        if (python_changed)
+            plan.shown.reasons.push_back("python " + state->python.major_minor + " -> " + python_mm +
+                                         ": noarch: python packages and wheels are installed again");
+    }
+    std::set<const InstalledPackage*> kept;
+    for (const auto& p : lock.packages) {
+        auto it = installed.find(package_id(p));
+        bool python_bound = p.kind == Ecosystem::pypi || (it != installed.end() && it->second->noarch == "python");
+        if (it != installed.end() && !moved && !(python_changed && python_bound)) {
+            kept.insert(it->second);
+            continue;
+        }
+        plan.add.push_back(&p);
+        plan.shown.add.push_back({package_id(p), kind_name(p.kind), p.name, p.version, p.size});
+    }
+    if (state)
+        for (const auto& p : state->packages) {
+            // The venv stays while python's minor version does (its files are the interpreter's links).
+            if (p.kind == "venv" && !moved && !python_changed) kept.insert(&p);
+            if (kept.count(&p)) plan.keep.push_back(&p);
+            else {
+                plan.remove.push_back(&p);
+                plan.shown.remove.push_back({p.id, p.kind, p.name, p.version, 0});
+            }
+        }
+    plan.shown.keep = plan.keep.size();
+    return plan;
+}
+
+const LockedPackage* conda_python(const Lock& lock) {
+    for (const auto& p : lock.packages)
+        if (p.kind == Ecosystem::conda && p.name == "python") return &p;
+    return nullptr;
+}
+
+}  // namespace
+
+fs::path prefix_lock_path(const fs::path& prefix) { return stage_paths(prefix).lock; }
+
+std::string recover_prefix(const fs::path& prefix) { return recover(stage_paths(prefix)); }
+
+InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
+    const StagePaths paths = stage_paths(o.prefix);
+    const std::string prefix = paths.prefix.string();
+    auto say = [&](const std::string& s) {
+        if (o.say) o.say(s);
+    };
+    for (const auto& p : lock.packages) {
+        if (p.kind == Ecosystem::pypi && !o.install_wheel)
+            throw InputError("the lock has PyPI packages (" + p.name + " " + p.version +
+                             "), and installing wheels is not built into this envlock yet");
+        if (p.kind == Ecosystem::source && !o.install_source)
+            throw InputError("the lock has a git source (" + p.name + "), and installing sources is not built into this envlock yet");
+    }
+    const LockedPackage* python_pkg = conda_python(lock);
+    const std::string locked_mm = python_pkg ? major_minor(python_pkg->version) : "";
+    InstallResult result;
+
+    if (o.dry_run) {
+        std::optional<PrefixState> state;
+        try {
+            state = read_state(paths.prefix);
+        } catch (const Error&) {
+        }
+        std::error_code ec;
+        if (fs::exists(paths.journal, ec))
+            result.recovered.push_back("an interrupted install into " + prefix + " would be rolled back or completed first");
+        result.plan = make_plan(lock, state, prefix, locked_mm.empty() && state ? state->python.major_minor : locked_mm).shown;
+        return result;
+    }
+
+    std::error_code ec;
+    fs::create_directories(paths.prefix.parent_path(), ec);
+    if (ec) throw EnvironmentError("cannot create " + paths.prefix.parent_path().string() + ": " + ec.message());
+    FileLock prefix_lock(paths.lock, [&](const std::string& who) {
+        say("waiting for another envlock to finish with " + prefix + (who.empty() ? "" : " (" + who + ")"));
+    });
+    prefix_lock.note("pid " + std::to_string(::getpid()) + ": " + (o.command.empty() ? "envlock install" : o.command));
+    if (std::string r = recover(paths); !r.empty()) {
+        result.recovered.push_back(r);
+        say(r);
+    }
+    std::optional<PrefixState> state = read_state(paths.prefix);
+    if (!state && fs::exists(paths.prefix, ec) && !fs::is_empty(paths.prefix, ec))
+        throw InputError(prefix + " exists and was not made by envlock (it has no " + kStateFile +
+                         "); choose another --prefix, or remove it first");
+
+    const fs::path cache_dir = o.fetch.cache_dir.empty() ? fetch::default_cache_dir() : o.fetch.cache_dir;
+    std::vector<CacheEntry> entries;
+    std::unordered_map<const LockedPackage*, size_t> entry_of;
+    for (const auto& p : lock.packages)
+        if (p.kind != Ecosystem::source) {
+            entry_of[&p] = entries.size();
+            entries.push_back(cache_entry(cache_dir, p));
+        }
+
+    Plan plan = make_plan(lock, state, prefix, locked_mm.empty() && state ? state->python.major_minor : locked_mm);
+    result.plan = plan.shown;
+    for (const auto& r : plan.shown.reasons) say(r);
+
+    const int threads = std::max(1, std::min<int>(o.fetch.transport.jobs, static_cast<int>(std::thread::hardware_concurrency())));
+    std::vector<InstalledPackage> kept;
+    for (const auto* p : plan.keep) kept.push_back(*p);
+    std::vector<Damage> damage;
+    Foreign foreign;
+    std::string site_packages = state ? state->python.site_packages : "";
+    if (o.repair && state) {
+        damage = find_damage(paths.prefix, kept, threads);
+        foreign = find_foreign(paths.prefix, kept, site_packages);
+        // Removed packages' files are taken out anyway; foreign means "of no package at all".
+        for (const auto* p : plan.remove)
+            for (const auto& f : p->files) std::erase(foreign.remove, f.path);
+    }
+    if (plan.add.empty() && plan.remove.empty() && damage.empty() && foreign.remove.empty()) {
+        if (o.repair) result.unknown_kept = foreign.unknown_kept;
+        return result;
+    }
+
+    SignalGuard signals;
+    bool journal_written = false;
+    try {
+        // 1. Everything the new tree needs, verified, before the prefix is touched.
+        std::set<size_t> needed;
+        for (const auto* p : plan.add)
+            if (entry_of.count(p)) needed.insert(entry_of[p]);
+        std::set<size_t> damaged_packages;
+        for (const auto& d : damage) damaged_packages.insert(d.package);
+        std::unordered_map<std::string, const LockedPackage*> locked_by_id;
+        for (const auto& p : lock.packages) locked_by_id[package_id(p)] = &p;
+        for (size_t k : damaged_packages)
+            if (auto it = locked_by_id.find(kept[k].id); it != locked_by_id.end() && entry_of.count(it->second))
+                needed.insert(entry_of[it->second]);
+        if (python_pkg && (!state || state->python.site_packages.empty() || std::find(plan.add.begin(), plan.add.end(), python_pkg) != plan.add.end()))
+            needed.insert(entry_of[python_pkg]);
+        std::vector<CacheEntry> wanted;
+        std::vector<size_t> wanted_of;
+        for (size_t i : needed) {
+            wanted.push_back(entries[i]);
+            wanted_of.push_back(i);
+        }
+        std::function<void(const FetchProgress&)> progress;
+        if (o.fetch_progress)
+            progress = [&](const FetchProgress& p) {
+                FetchProgress q = p;
+                q.index = wanted_of[p.index];
+                o.fetch_progress(q);
+            };
+        populate_cache(wanted, o.fetch, progress);
+        check_signal();
+        // --repair: a file edited in place through a hardlink edited the cache too.
+        if (!damaged_packages.empty()) {
+            std::vector<CacheEntry> refill;
+            for (size_t k : damaged_packages)
+                if (auto it = locked_by_id.find(kept[k].id); it != locked_by_id.end() && entry_of.count(it->second)) {
+                    const CacheEntry& e = entries[entry_of[it->second]];
+                    if (!check_tree(e, /*full=*/true)) {
+                        say("the cached " + e.filename + " was modified (through a hardlink?): extracting it again");
+                        refill.push_back(e);
+                    }
+                }
+            if (!refill.empty()) populate_cache(refill, o.fetch);
+        }
+
+        // 2. Where python puts things, and whether every package can be installed here.
+        PythonInfo python = state ? state->python : PythonInfo{};
+        if (python_pkg && needed.count(entry_of[python_pkg])) python = conda_python_info(*python_pkg, entries[entry_of[python_pkg]]);
+        for (const auto* p : plan.add) {
+            if (p->kind != Ecosystem::conda) continue;
+            std::size_t limit = max_prefix_length(entries[entry_of[p]]);
+            if (prefix.size() > limit)
+                throw InputError(p->name + " " + p->version + " has binary files with a " + std::to_string(limit) +
+                                 "-byte prefix placeholder; the prefix " + prefix + " is " + std::to_string(prefix.size()) +
+                                 " bytes. Choose a shorter --prefix");
+        }
+        check_signal();
+
+        // 3. The stage: the live prefix minus what goes, then what comes.
+        const std::string generation = new_generation();
+        write_journal(paths, generation, o.command);
+        journal_written = true;
+        std::unordered_set<std::string> omit = {kStateFile, kLockCopy, "conda-meta/history"};
+        for (const auto* p : plan.remove)
+            for (const auto& f : p->files) omit.insert(f.path);
+        for (const auto& d : damage) omit.insert(d.path);
+        for (const auto& f : foreign.remove) omit.insert(f);
+        // Files a kept package owns stay, even when a removed one listed them too (a clobber).
+        for (const auto* p : plan.keep)
+            for (const auto& f : p->files)
+                if (!std::any_of(damage.begin(), damage.end(), [&](const Damage& d) { return d.path == f.path; }))
+                    omit.erase(f.path);
+        if (fs::exists(paths.prefix, ec)) copy_tree(paths.prefix, paths.stage, omit, say);
+        else fs::create_directories(paths.stage);
+        check_signal();
+
+        PrefixState next;
+        next.generation = generation;
+        next.prefix = prefix;
+        next.lock_hash = lock.content_hash;
+        next.packages = kept;
+        auto warn = [&](const std::string& s) { say("warning: " + s); };
+        auto context = [&](const LockedPackage& p, const fs::path& stage) {
+            const CacheEntry* cached = entry_of.count(&p) ? &entries[entry_of[&p]] : nullptr;
+            return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn};
+        };
+        std::vector<const LockedPackage*> conda, pypi, sources;
+        for (const auto* p : plan.add)
+            (p->kind == Ecosystem::conda ? conda : p->kind == Ecosystem::pypi ? pypi : sources).push_back(p);
+        std::map<std::string, std::string> owner;   // path -> package, to name clobbers
+        for (const auto& p : next.packages)
+            for (const auto& f : p.files) owner[f.path] = p.name;
+        auto record = [&](InstalledPackage installed) {
+            for (const auto& f : installed.files) {
+                auto [it, fresh] = owner.emplace(f.path, installed.name);
+                if (!fresh && it->second != installed.name)
+                    warn(installed.name + " overwrites " + f.path + ", which " + it->second + " installed too");
+                it->second = installed.name;
+            }
+            say("installed " + installed.name + " " + installed.version);
+            next.packages.push_back(std::move(installed));
+        };
+        for (const auto* p : dependency_order(conda)) {
+            record(install_conda_package(context(*p, paths.stage)));
+            check_signal();
+        }
+        bool has_venv = std::any_of(next.packages.begin(), next.packages.end(), [](const InstalledPackage& p) { return p.kind == "venv"; });
+        if (!python_pkg && !pypi.empty() && !has_venv) {
+            if (!o.make_venv) throw InputError("the lock has PyPI packages but no conda python, and creating a virtual environment is not built into this envlock yet");
+            VenvResult v = o.make_venv(lock, paths.stage, paths.prefix);
+            python = v.python;
+            record(std::move(v.package));
+        }
+        for (const auto* p : pypi) {
+            record(o.install_wheel(context(*p, paths.stage)));
+            check_signal();
+        }
+        for (const auto* p : sources) {
+            record(o.install_source(context(*p, paths.stage)));
+            check_signal();
+        }
+        next.python = python;
+
+        // --repair: each damaged package is installed again aside, and only its bad files move in.
+        for (size_t k : damaged_packages) {
+            auto it = locked_by_id.find(kept[k].id);
+            if (it == locked_by_id.end()) continue;
+            const LockedPackage& p = *it->second;
+            remove_tree_quietly(paths.scratch);
+            fs::create_directories(paths.scratch);
+            PackageContext c = context(p, paths.scratch);
+            if (p.kind == Ecosystem::conda) install_conda_package(c);
+            else if (p.kind == Ecosystem::pypi) o.install_wheel(c);
+            else o.install_source(c);
+            for (const auto& d : damage) {
+                if (d.package != k) continue;
+                fs::path from = paths.scratch / d.path, to = paths.stage / d.path;
+                fs::create_directories(to.parent_path(), ec);
+                fs::remove(to, ec);
+                if (::rename(from.c_str(), to.c_str()) != 0)
+                    throw EnvironmentError("cannot restore " + d.path + ": reinstalling " + p.name + " did not produce it");
+                result.restored.push_back(d.path);
+                say("restored " + d.path + " (" + d.what + ")");
+            }
+            remove_tree_quietly(paths.scratch);
+        }
+        result.removed_foreign = foreign.remove;
+        result.unknown_kept = foreign.unknown_kept;
+        for (const auto& w : foreign.why) say("removing " + w);
+
+        // 4. The records: history (conda prefixes), the lock it came from, the state (last:
+        // a stage is complete exactly when its state is there).
+        bool conda_env = std::any_of(next.packages.begin(), next.packages.end(), [](const InstalledPackage& p) { return p.kind == "conda"; });
+        if (conda_env) {
+            std::string history;
+            if (fs::exists(paths.prefix / "conda-meta/history", ec)) history = read_whole_file(paths.prefix / "conda-meta/history");
+            std::vector<std::string> removed, added, specs;
+            for (const auto* p : plan.remove)
+                if (p->kind == "conda") removed.push_back(p->channel.empty() ? p->name + "-" + p->version + "-" + p->build : p->channel + "::" + p->name + "-" + p->version + "-" + p->build);
+            for (const auto* p : conda) added.push_back(history_entry(p->channel, p->subdir, p->name, p->version, p->build));
+            for (const auto& r : lock.spec.requirements)
+                if (r.ecosystem != "pypi") specs.push_back(r.text);
+            if (!added.empty() || !removed.empty() || o.repair)
+                history += history_block(now_text(), o.command.empty() ? "envlock install" : o.command, removed, added, specs);
+            write_new_file(paths.stage / "conda-meta/history", history);
+        }
+        for (auto& p : next.packages)
+            if (auto it = locked_by_id.find(p.id); it != locked_by_id.end() && it->second->kind == Ecosystem::conda) {
+                p.build = it->second->build;
+                p.channel = channel_label(it->second->channel, it->second->subdir);
+            }
+        write_new_file(paths.stage / kLockCopy, write_lock(lock));
+        write_new_file(paths.stage / kStateFile, state_json(next));
+        check_signal();
+
+        // 5. One rename, then the old tree goes.
+        swap_in(paths);
+        result.changed = true;
+        remove_tree_quietly(paths.stage);
+        fs::remove(paths.journal, ec);
+    } catch (...) {
+        // Whatever failed, the prefix is as it was: the stage and journal go.
+        if (journal_written) recover(paths);
+        if (int sig = interrupting_signal()) {
+            // Then die of the signal, as the user asked.
+            std::signal(sig, SIG_DFL);
+            std::raise(sig);
+        }
+        throw;
+    }
+    return result;
+}
+
+}  // namespace envlock::install

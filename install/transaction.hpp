@@ -1,0 +1,98 @@
+#pragma once
+// Installing a lock into a prefix as one transaction: the diff between what is installed and
+// the lock; a complete new tree staged beside the prefix (kept files hardlinked from the old
+// one, new packages written by their installers) and swapped in with one rename, so a program
+// sees the old prefix or the new one, never a mix; a journal, so whatever interrupts an
+// install, the next envlock rolls it back or completes it; and a file lock against concurrent
+// installs. Layout beside PREFIX (the prefix itself is what gets swapped):
+//   .<name>.envlock-lock      flock'd by the envlock working on the prefix
+//   .<name>.envlock-journal   present while a transaction is open
+//   .<name>.envlock-staging   the new tree; after the swap, the old one until it is deleted
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fetch/settings.hpp"
+#include "install/installed.hpp"
+#include "install/link.hpp"
+#include "install/package_cache.hpp"
+#include "resolver/lock/lock.hpp"
+
+namespace envlock::install {
+
+// What one package's installer is handed. It writes under `stage` only, puts `prefix` (the
+// final path) into file contents, and never writes in place into a file already in the stage
+// (those are hardlinks of the live prefix's files): unlink first (link.hpp does).
+struct PackageContext {
+    const Lock& lock;
+    const LockedPackage& package;
+    std::filesystem::path stage;
+    std::filesystem::path prefix;
+    const CacheEntry* cache = nullptr;     // conda and pypi: the verified archive and its tree
+    LinkMode link_mode = LinkMode::hardlink;
+    PythonInfo python;                     // empty when the environment has no python
+    std::function<void(const std::string&)> warn;
+};
+
+// Returns every file it wrote (prefix-relative, with sha256 and size), its metadata included.
+using PackageInstaller = std::function<InstalledPackage(const PackageContext&)>;
+
+// For a lock without a conda `python`: writes the venv's own files into `stage` (pyvenv.cfg,
+// bin/python links to a base interpreter of the locked version) and says where packages go.
+struct VenvResult {
+    InstalledPackage package;              // kind "venv"; id "venv:python=<version>"
+    PythonInfo python;
+};
+using VenvMaker = std::function<VenvResult(const Lock& lock, const std::filesystem::path& stage,
+                                           const std::filesystem::path& prefix)>;
+
+struct InstallOptions {
+    std::filesystem::path prefix;
+    fetch::FetchContext fetch;             // cache_dir (packages go to <cache_dir>/pkgs), mirrors, offline, jobs
+    LinkMode link_mode = LinkMode::hardlink;
+    bool repair = false;                   // re-check every installed file; fix what is missing, modified or foreign
+    bool dry_run = false;                  // plan only: nothing is fetched, locked or written
+    std::string command;                   // the command line, for conda-meta/history
+    PackageInstaller install_wheel;        // pypi packages (the wheel half); unset: such locks are refused
+    PackageInstaller install_source;       // git sources; unset: such locks are refused
+    VenvMaker make_venv;                   // PyPI-only locks
+    std::function<void(const std::string&)> say;                 // one line per event; warnings too
+    std::function<void(const FetchProgress&)> fetch_progress;
+};
+
+struct PlannedPackage {
+    std::string id, kind, name, version;
+    std::uint64_t size = 0;                // download size when known
+};
+
+struct InstallPlan {
+    std::vector<PlannedPackage> add, remove;   // a replaced package is in both
+    std::size_t keep = 0;
+    std::vector<std::string> reasons;          // why more than the diff is reinstalled (python X.Y, moved prefix)
+};
+
+struct InstallResult {
+    InstallPlan plan;
+    std::vector<std::string> recovered;        // what recovering an interrupted install did
+    std::vector<std::string> restored;         // --repair: paths put back (missing or modified)
+    std::vector<std::string> removed_foreign;  // --repair: paths removed that no locked package owns
+    std::size_t unknown_kept = 0;              // --repair: files of no package that were left alone
+    bool changed = false;                      // the prefix was swapped for a new tree
+};
+
+// InputError for a lock it cannot install (a package kind with no installer, a prefix longer
+// than a binary placeholder, a non-envlock directory as prefix); EnvironmentError for the
+// network and the filesystem. On any error the prefix is left as it was.
+InstallResult install_lock(const Lock& lock, const InstallOptions& options);
+
+// Finishes or undoes an interrupted transaction on `prefix`; the caller holds the prefix
+// lock. Returns what it did, in words ("" when there was nothing to do).
+std::string recover_prefix(const std::filesystem::path& prefix);
+
+// The prefix's lock file (beside it). `run`, `verify` and `export --prefix` take it (with
+// FileLock) and call recover_prefix before reading a prefix.
+std::filesystem::path prefix_lock_path(const std::filesystem::path& prefix);
+
+}  // namespace envlock::install
