@@ -88,16 +88,24 @@ void copy_regular_file(const fs::path& from, const fs::path& to) {
 }
 
 Placed place_file(const fs::path& from, const fs::path& to, LinkMode mode) {
-    make_parent(to);
     if (mode == LinkMode::symlink) {
         make_symlink(fs::absolute(from).string(), to);
         return Placed::symlink;
     }
     if (mode == LinkMode::hardlink) {
-        for (int attempt = 0; attempt < 2; ++attempt) {
+        // The link is tried first and its directory made only when missing: one syscall per
+        // file in the common case, as `cp -al` does.
+        bool made_parent = false, replaced = false;
+        for (;;) {
             if (::link(from.c_str(), to.c_str()) == 0) return Placed::hardlink;
-            if (errno == EEXIST && attempt == 0) {
+            if (errno == ENOENT && !made_parent) {
+                make_parent(to);
+                made_parent = true;
+                continue;
+            }
+            if (errno == EEXIST && !replaced) {
                 remove_existing(to);
+                replaced = true;
                 continue;
             }
             if (errno == EXDEV || errno == EPERM || errno == EMLINK || errno == ENOTSUP || errno == EACCES) break;

@@ -194,13 +194,13 @@ TEST_CASE("spec YAML: a conda requirement must be a MatchSpec; a plain string ma
     CHECK(error_of("requirements: [\"python 3.8.*\", \"numpy<1.20\", \"pytorch=1.9.0\"]\n") == "(no error)");
 }
 
-TEST_CASE("inference: text that is no requirement becomes a note, never a spec that cannot be read") {
+TEST_CASE("inference: text that is no requirement becomes an 'unreadable' note (which resolve refuses), never a spec that cannot be read") {
     RepoFiles repo;
     repo.files["requirements.txt"] = "numpy==1.19.5\ntorch==>1.9\n";
     auto s = infer_spec(repo, "x");
     REQUIRE(s.requirements.size() == 1);
     REQUIRE(s.notes.size() == 1);
-    CHECK(s.notes[0].kind == "ignored");
+    CHECK(s.notes[0].kind == "unreadable");
     CHECK(s.notes[0].text == "torch==>1.9");
     CHECK(format_provenance(s.notes[0].from) == "requirements.txt:2");
     CHECK_NOTHROW(spec_from_yaml_text(spec_to_yaml_text(s), "x.yaml"));
