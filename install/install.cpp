@@ -1,10 +1,11 @@
 #include "install/install.hpp"
+#include "install/python_steps.hpp"
 
 namespace envlock::install {
 
 void use_default_installers(InstallOptions& options) {
-    // The wheel half (PEP 427 installs, venvs, git sources) plugs in here.
-    (void)options;
+    // The Python half: PEP 427 wheels, venvs for PyPI-only locks, git sources.
+    use_python_installers(options);
 }
 
 }  // namespace envlock::install

@@ -1,0 +1,25 @@
+#pragma once
+// The Python half in the form the transaction calls it (transaction.hpp): PyPI wheels, git
+// sources, and a venv for locks without a conda python. Each writes under the stage only and
+// names the final prefix in what it writes.
+#include <string>
+#include <vector>
+
+#include "install/transaction.hpp"
+
+namespace envlock::install {
+
+struct PythonStepOptions {
+    bool compile = false;                           // --compile: bytecode for installed .py files
+    std::vector<std::string> interpreter_dirs;      // where base interpreters are looked for; empty: default_interpreter_dirs()
+    fetch::Mirrors mirrors;                         // git sources are cloned through these (--mirror)
+};
+
+PackageInstaller wheel_installer(const PythonStepOptions& options = {});
+PackageInstaller source_installer(const PythonStepOptions& options = {});
+VenvMaker venv_maker(const PythonStepOptions& options = {});
+
+// Sets options.install_wheel, install_source and make_venv (mirrors taken from options.fetch).
+void use_python_installers(InstallOptions& options, const PythonStepOptions& python = {});
+
+}  // namespace envlock::install
