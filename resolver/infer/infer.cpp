@@ -449,7 +449,7 @@ std::vector<std::string> install_docs(const RepoFiles& repo) {
 namespace envlock {
 
 Spec infer_spec(const RepoFiles& repo, const std::string& name) {
-    infer::Inference inf{repo, name, {}, {}, {}, {}, {}, {}, {}, {}, 0};
+    infer::Inference inf{repo, name, {}, {}, {}, {}, false, {}, {}, {}, {}, 0};
     inf.spec.name = name;
     auto docs = infer::install_docs(repo);
     for (const auto& doc : docs) inf.markdown(doc);
