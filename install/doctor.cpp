@@ -75,6 +75,11 @@ struct Env {
             if (fs::exists(fs::path(scan.prefix) / p)) return (fs::path(scan.prefix) / p).string();
         return "python3";
     }
+    // PEP 668: the distributor manages this Python (Debian's /usr); pip refuses to install into it.
+    bool externally_managed() const {
+        std::string mm = knowledge::major_minor(scan.python_version);
+        return !mm.empty() && fs::exists(fs::path(scan.prefix) / "lib" / ("python" + mm) / "EXTERNALLY-MANAGED");
+    }
     std::string repair() const {
         return "envlock install --repair --prefix " + scan.prefix + (lock_file.empty() ? "" : " --lock " + lock_file);
     }
@@ -85,6 +90,9 @@ struct Env {
         bool by_conda = (it != python.end() && !it->second.empty() && it->second.front().conda) ||
                         (it == python.end() && conda.count(normalized));
         if (by_conda) return "conda install -p " + scan.prefix + " \"" + req + "\"";
+        if (externally_managed())
+            return "apt install the Debian package that ships " + normalized + " (`apt-cache search " + normalized +
+                   "`): pip does not install into an externally managed Python (PEP 668), or use a venv";
         return python_cmd() + " -m pip install \"" + req + "\"";
     }
     void add(Severity s, std::string check, std::string what, std::string why, std::string fix) {
