@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -8,11 +9,12 @@
 #include "fetch/files.hpp"
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/lock/lock.hpp"
+#include "resolver/workflow/check_lock.hpp"
 
 namespace envlock::cli {
 
 void add_check(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("check", "Exit 0 when envlock.yaml is well-formed and current with its spec, targets and knowledge; 1 otherwise");
+    auto* cmd = app.add_subcommand("check", "Exit 0 when envlock.yaml is well-formed, current with its spec, targets, knowledge and inferred-from files, and its packages hold together; 1 otherwise, naming what is wrong");
     auto file = std::make_shared<std::string>();
     auto knowledge_files = std::make_shared<std::vector<std::string>>();
     auto json = std::make_shared<bool>(false);
@@ -41,6 +43,15 @@ void add_check(CLI::App& app, int& exit_code) {
         }
         if (!reason.empty()) {
             std::cout << path << ": out of date: " << reason << "; run `envlock resolve` again\n";
+            return;
+        }
+        // Beyond its inputs: the packages themselves, and the files the spec was read from.
+        std::string dir = std::filesystem::path(path).parent_path().string();
+        auto problems = lock_problems(lock, dir.empty() ? "." : dir);
+        if (!problems.empty()) {
+            std::cout << path << ": the lock does not hold:\n";
+            for (const auto& p : problems) std::cout << "  " << p << "\n";
+            exit_code = 1;
             return;
         }
         std::cout << path << ": ok (" << lock.packages.size() << " packages, " << lock.content_hash << ")\n";

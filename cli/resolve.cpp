@@ -19,6 +19,7 @@ struct ResolveFlags {
     std::vector<std::string> update;
     std::vector<std::string> uses;
     std::vector<std::string> allow_advisories;
+    std::vector<std::string> allow_missing;
     std::vector<std::string> knowledge_files;
     std::string cache_dir;
     int jobs = 0;
@@ -78,9 +79,12 @@ void add_resolve(CLI::App& app, int& exit_code) {
     cmd->add_flag("--detect", f->options.redetect, "describe this machine again instead of reusing the existing lock's targets");
     cmd->add_option("--update", f->update, "let these packages move away from the existing lock; repeatable")->allow_extra_args(false);
     cmd->add_flag("--update-all", f->options.update_all, "ignore the existing lock's versions");
+    cmd->add_flag("-v,--verbose", f->options.verbose, "when unsatisfiable, print the full derivation (default: one screen)");
     cmd->add_option("--uses", f->uses, "what the code does that advisories depend on: numba-cuda, code-uses:torch.utils.tensorboard …; repeatable")->allow_extra_args(false);
     cmd->add_option("--allow-advisory", f->allow_advisories,
                     "advisory id to stop enforcing (see `envlock inspect advisories`); remembered in the spec; repeatable")->allow_extra_args(false);
+    cmd->add_option("--allow-missing", f->allow_missing,
+                    "go on without this requirement when no index offers it; remembered in the spec; repeatable")->allow_extra_args(false);
     cmd->add_flag("--clone", f->options.clone, "recipe: git clone the repo at the recipe's commit and write the lock there");
     cmd->add_option("--knowledge", f->knowledge_files, "extra knowledge file (YAML); repeatable")->allow_extra_args(false);
     cmd->add_option("--mirror", f->options.fetch.mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
@@ -99,6 +103,7 @@ void add_resolve(CLI::App& app, int& exit_code) {
         o.update.insert(f->update.begin(), f->update.end());
         o.uses.insert(f->uses.begin(), f->uses.end());
         o.allow_advisories.insert(f->allow_advisories.begin(), f->allow_advisories.end());
+        o.allow_missing.insert(f->allow_missing.begin(), f->allow_missing.end());
         o.knowledge_files = user_knowledge_files(f->knowledge_files);
         if (!f->cache_dir.empty()) o.fetch.cache_dir = f->cache_dir;
         if (f->jobs > 0) o.fetch.jobs = f->jobs;

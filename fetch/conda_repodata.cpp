@@ -153,7 +153,7 @@ bool key_is(const char* raw, std::string_view word_with_quote) {
 }
 
 void read_record(od::object obj, IndexRecord& r) {
-    bool depends = false, constrains = false, track_features = false;
+    bool depends = false, constrains = false, track_features = false, features = false;
     // The fields stay inside simdjson_result (no copy into od::field): copying them costs
     // store-forwarding stalls that showed up as the hottest lines of the whole parse.
     for (auto field : obj) {
@@ -169,6 +169,10 @@ void read_record(od::object obj, IndexRecord& r) {
             break;
         case 'd':
             if (key_is(k, "depends\"")) read_strings(v, r.depends), depends = true;
+            break;
+        case 'f':
+            // conda's `features` (a space- or comma-separated string, or a list).
+            if (key_is(k, "features\"")) read_strings(v, r.features), features = true;
             break;
         case 'l':
             if (key_is(k, "license\"")) assign_string_or_empty(v, r.license);
@@ -210,6 +214,7 @@ void read_record(od::object obj, IndexRecord& r) {
     if (!depends) r.depends.clear();
     if (!constrains) r.constrains.clear();
     if (!track_features) r.track_features.clear();
+    if (!features) r.features.clear();
 }
 
 // Empties a record but keeps its strings' buffers, so a streaming walk allocates little.

@@ -2,8 +2,10 @@
 
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "fetch/process.hpp"
+#include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock {
@@ -28,6 +30,58 @@ std::optional<std::string> resolve_git_rev(const std::string& url, const std::st
     }
     if (found.empty()) return std::nullopt;
     return found;
+}
+
+bool is_packaging_file(const std::string& rel) {
+    if (rel == "setup.py" || rel == "setup.cfg" || rel == "pyproject.toml" || rel == "PKG-INFO") return true;
+    bool txt = rel.size() > 4 && rel.compare(rel.size() - 4, 4, ".txt") == 0;
+    if (!txt) return false;
+    if (rel.find('/') == std::string::npos) return rel.rfind("requirements", 0) == 0;
+    return rel.rfind("requirements/", 0) == 0 && rel.find('/', 13) == std::string::npos;
+}
+
+std::optional<std::map<std::string, std::string>> git_packaging_files(const std::string& url, const std::string& commit,
+                                                                      const std::string& rev, const std::string& dir,
+                                                                      const std::filesystem::path& cache_dir) {
+    namespace fs = std::filesystem;
+    fs::path repo = (cache_dir.empty() ? fs::temp_directory_path() / "envlock-git" : cache_dir / "git") /
+                    (sha256_hex(url).substr(0, 24) + ".git");
+    std::error_code ec;
+    if (!fs::exists(repo / "HEAD", ec)) {
+        fs::create_directories(repo, ec);
+        if (run_process({"git", "init", "--quiet", "--bare", repo.string()}, 30).exit_code != 0) return std::nullopt;
+    }
+    const std::string git_dir = "--git-dir=" + repo.string();
+    auto has_commit = [&] { return run_process({"git", git_dir, "cat-file", "-e", commit + "^{commit}"}, 30).exit_code == 0; };
+    if (!has_commit()) {
+        // The commit alone where the server allows it (GitHub does), else the ref asked for,
+        // else everything the remote has.
+        std::vector<std::vector<std::string>> wants = {{commit}};
+        if (!rev.empty() && rev != commit && rev != "HEAD") wants.push_back({rev});
+        wants.push_back({});
+        for (const auto& want : wants) {
+            std::vector<std::string> argv = {"git", git_dir, "fetch", "--quiet", "--no-tags"};
+            if (!want.empty()) argv.push_back("--depth=1");
+            argv.push_back("--");
+            argv.push_back(url);
+            argv.insert(argv.end(), want.begin(), want.end());
+            run_process(argv, 600);
+            if (has_commit()) break;
+        }
+        if (!has_commit()) return std::nullopt;
+    }
+    auto listing = run_process({"git", git_dir, "ls-tree", "-r", "--name-only", commit}, 60);
+    if (listing.exit_code != 0) return std::nullopt;
+    std::map<std::string, std::string> files;
+    std::istringstream lines(listing.out);
+    std::string path;
+    const std::string prefix = dir.empty() ? "" : dir + "/";
+    while (std::getline(lines, path)) {
+        if (path.rfind(prefix, 0) != 0 || !is_packaging_file(path.substr(prefix.size()))) continue;
+        auto shown = run_process({"git", git_dir, "show", commit + ":" + path}, 60);
+        if (shown.exit_code == 0) files[path.substr(prefix.size())] = shown.out;
+    }
+    return files;
 }
 
 void clone_at(const std::string& url, const std::string& rev, const std::string& dir) {

@@ -1,5 +1,7 @@
 #pragma once
 // Git sources of a spec: pinning a tag or branch to its commit, and cloning a recipe's repo.
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -11,6 +13,18 @@ bool is_git_commit(const std::string& rev);
 // The commit `rev` names in the repository at `url` (a tag, a branch, HEAD, or a commit
 // itself); nullopt when the remote cannot be reached or has no such ref.
 std::optional<std::string> resolve_git_rev(const std::string& url, const std::string& rev);
+
+// Whether a path inside a package directory is one of its packaging files: setup.py,
+// setup.cfg, pyproject.toml, PKG-INFO, requirements*.txt and requirements/*.txt.
+bool is_packaging_file(const std::string& relative_path);
+
+// The packaging files of the package in `dir` ("" = the repository root) at `commit` of the
+// repository at `url`, by path relative to `dir`; read without a checkout, from a bare
+// repository kept under `cache_dir`/git (a shallow fetch of the commit, else of `rev`, else
+// of everything). nullopt when the commit cannot be had.
+std::optional<std::map<std::string, std::string>> git_packaging_files(const std::string& url, const std::string& commit,
+                                                                      const std::string& rev, const std::string& dir,
+                                                                      const std::filesystem::path& cache_dir);
 
 // git clone URL DIR, then check out REV. EnvironmentError (exit 3) naming the URL on failure;
 // an existing non-empty DIR is left alone and used as it is.

@@ -51,9 +51,13 @@ std::string name_of_matchspec(const std::string& matchspec) {
 // reach through depends. Each document is indexed by name without reading its records, and
 // only the records of reached names are read.
 std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> docs, const std::vector<std::string>& channels,
-                                               const std::vector<std::string>& roots) {
+                                               const std::vector<std::string>& roots, std::vector<std::string>& names_offered) {
     std::vector<SparseRepodata> sparse;
     for (auto& d : docs) sparse.push_back(index_repodata(std::move(d.json), d.offset, d.source));
+    std::set<std::string> offered;
+    for (const auto& s : sparse)
+        for (const auto& entry : s.by_name) offered.insert(entry.first);
+    names_offered.assign(offered.begin(), offered.end());
     std::set<std::string> reached;
     std::deque<std::string> queue;
     auto reach = [&](const std::string& name) {
@@ -85,16 +89,17 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
 
 IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx) {
     IndexClosure out;
+    const std::vector<std::string> channels = expand_channels(request.sources.channels);
     if (request.conda_names.empty()) {
-        for (const auto& channel : request.sources.channels) {
+        for (const auto& channel : channels) {
             IndexSources one;
             one.channels = {channel};
             one.subdirs = request.sources.subdirs;
             out.channels.push_back({channel, find_records(one, "", ctx)});
         }
     } else {
-        out.channels = conda_closure(fetch_repodata(request.sources.channels, request.sources.subdirs, ctx),
-                                     request.sources.channels, request.conda_names);
+        out.channels = conda_closure(fetch_repodata(channels, request.sources.subdirs, ctx), channels, request.conda_names,
+                                     out.conda_names_offered);
     }
 
     if (request.sources.index_urls.empty() && request.sources.find_links.empty()) return out;
@@ -134,6 +139,9 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
             const std::string& name = wave[w];
             IndexRecords& found = pages[w];
             if (auto it = linked.find(name); it != linked.end()) found.insert(found.end(), it->second.begin(), it->second.end());
+            auto& seen = out.pypi_versions[name];
+            for (const auto& r : found)
+                if (std::find(seen.begin(), seen.end(), r.version) == seen.end()) seen.push_back(r.version);
             auto c = request.constraints.find(name);
             auto versions = versions_to_read(found, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
                                              request.versions_per_project);
@@ -154,6 +162,8 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
             }
         }
         fill_metadata_any_way(probes, ctx);
+        // A version with only an sdist: its PKG-INFO, else its setup files read statically.
+        fill_metadata_from_sdists(probes, ctx, request.read_package);
         for (size_t w = 0; w < wave.size(); ++w) {
             const std::string& name = wave[w];
             Project& p = projects[w];
@@ -168,7 +178,8 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
                             ++dropped;
                             continue;
                         }
-                        out.notes.push_back(name + " " + r.version + ": sdist without core metadata; its requirements are taken as none");
+                        // Unknown even from its setup files: a candidate still, and the lock
+                        // says so if it is chosen.
                         out.pypi.push_back(std::move(r));
                         continue;
                     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fetch/index_sources.hpp"
+#include "fetch/wheel_metadata.hpp"
 #include "resolver/specs/pep508.hpp"
 #include "resolver/specs/record.hpp"
 
@@ -24,12 +25,21 @@ struct ClosureRequest {
     std::map<std::string, std::vector<std::string>> constraints;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
     size_t versions_per_project = 20;
+    // Reads an sdist's requirements from its setup.py/setup.cfg/pyproject.toml when its
+    // PKG-INFO lists none (see fill_metadata_from_sdists); empty: sdists stay unknown.
+    PackageReader read_package;
 };
 
 struct IndexClosure {
     std::vector<CondaChannelRecords> channels;
-    IndexRecords pypi;                     // only files whose Requires-Dist is known
+    IndexRecords pypi;                     // wheels whose Requires-Dist is known; sdists (depends_known
+                                           // false when not even their setup files tell)
     std::vector<std::string> notes;        // what was left out and why
+    // What the indexes offered, before any filtering, so a requirement nothing satisfies can
+    // be named with what there is instead: every version each PyPI project read lists
+    // (normalized name -> versions as published), and every package name of every channel.
+    std::map<std::string, std::vector<std::string>> pypi_versions;
+    std::vector<std::string> conda_names_offered;
 };
 
 IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx);

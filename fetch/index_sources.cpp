@@ -1,13 +1,18 @@
 #include "fetch/index_sources.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "fetch/conda_repodata.hpp"
 #include "fetch/documents.hpp"
 #include "fetch/pypi_readers.hpp"
 #include "fetch/url.hpp"
+
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
@@ -46,6 +51,27 @@ std::string status_failure(const Document& d) {
     return "cannot fetch " + redact_url(d.fetched_url) + ": HTTP " + std::to_string(d.status);
 }
 
+// A PEP 503 page or a find-links page is HTML. A body without a single tag is something else
+// (a proxy's error text, a file that is no index), never "this project has no files".
+bool looks_like_html(std::string_view body) {
+    for (size_t i = 0; i + 1 < body.size(); ++i)
+        if (body[i] == '<' && (std::isalpha(static_cast<unsigned char>(body[i + 1])) || body[i + 1] == '!' || body[i + 1] == '/'))
+            return true;
+    return false;
+}
+
+// A local index root (after the mirrors) must be a folder that exists: otherwise every project
+// would look absent, and a typo in a mirror would pass for "no such package".
+void require_local_root(const std::string& root, const FetchContext& ctx) {
+    std::string mapped = ctx.mirrors.apply(root);
+    if (!is_file_url(mapped)) return;
+    std::error_code ec;
+    if (!fs::is_directory(file_url_path(mapped), ec))
+        throw EnvironmentError("package index " + redact_url(root) +
+                               (mapped != root ? " (mirrored to " + redact_url(mapped) + ")" : std::string()) +
+                               ": no such folder " + file_url_path(mapped));
+}
+
 // A file:// find-links directory: its distributions as links.
 IndexRecords records_from_directory(const std::string& url, std::string_view name) {
     std::string html;
@@ -58,10 +84,32 @@ IndexRecords records_from_directory(const std::string& url, std::string_view nam
 
 }  // namespace
 
+std::vector<std::string> expand_channels(const std::vector<std::string>& channels) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& c) {
+        if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    };
+    for (const auto& c : channels) {
+        std::string name = trim_trailing_slashes(c);
+        if (name == "nodefaults") continue;
+        if (name == "defaults") {
+            add("pkgs/main");
+            add("pkgs/r");
+        } else {
+            add(c);
+        }
+    }
+    return out;
+}
+
 std::pair<std::string, std::string> split_channel(std::string_view channel) {
-    std::string url = channel.find("://") == std::string_view::npos
-                          ? "https://conda.anaconda.org/" + std::string(channel)
-                          : std::string(channel);
+    bool repo_anaconda = false;
+    for (std::string_view d : {"pkgs/main", "pkgs/r", "pkgs/msys2"})
+        if (channel == d || (channel.substr(0, d.size()) == d && channel.size() > d.size() && channel[d.size()] == '/'))
+            repo_anaconda = true;
+    std::string url = channel.find("://") != std::string_view::npos ? std::string(channel)
+                      : repo_anaconda ? "https://repo.anaconda.com/" + std::string(channel)
+                                      : "https://conda.anaconda.org/" + std::string(channel);
     url = trim_trailing_slashes(url);
     auto slash = url.rfind('/');
     if (slash != std::string::npos && is_known_subdir(std::string_view(url).substr(slash + 1)))
@@ -76,7 +124,7 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
         bool optional;   // noarch may be absent
     };
     std::vector<CondaTarget> conda;
-    for (const auto& ch : channels) {
+    for (const auto& ch : expand_channels(channels)) {
         auto [root, subdir] = split_channel(ch);
         if (!subdir.empty()) conda.push_back({ch, root, subdir, false});
         else
@@ -163,6 +211,7 @@ std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const s
         std::string url;
         enum { simple, json_api, find_links, directory } kind;
     };
+    for (const auto& idx : sources.index_urls) require_local_root(trim_trailing_slashes(idx), ctx);
     std::vector<PypiTarget> pypi;
     for (size_t n = 0; n < names.size(); ++n) {
         const std::string normalized = normalize_project_name(names[n]);
@@ -215,11 +264,19 @@ std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const s
             switch (p.kind) {
             case PypiTarget::json_api: found = parse_pypi_json(d.body(), page, name); break;
             case PypiTarget::simple:
-                if (d.content_type.find("application/vnd.pypi.simple.v1+json") != std::string::npos)
+                if (d.content_type.find("application/vnd.pypi.simple.v1+json") != std::string::npos) {
                     found = parse_simple_json(d.body(), d.url, name);
-                else found = parse_simple_html(d.body(), d.url, name);
+                } else {
+                    if (!looks_like_html(d.body()))
+                        throw InputError(page + ": expected a PEP 503 simple page (HTML links), got no HTML at all");
+                    found = parse_simple_html(d.body(), d.url, name);
+                }
                 break;
-            default: found = parse_find_links(d.body(), d.url, name); break;
+            default:
+                if (!looks_like_html(d.body()))
+                    throw InputError(page + ": expected a find-links page (HTML links), got no HTML at all");
+                found = parse_find_links(d.body(), d.url, name);
+                break;
             }
         }
         for (auto& r : found) {
@@ -230,6 +287,50 @@ std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const s
         }
     }
     return out;
+}
+
+std::vector<std::string> index_project_names(const std::string& index_url, const FetchContext& ctx) {
+    std::string root = trim_trailing_slashes(index_url);
+    if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") return {};   // the JSON API lists nothing
+    require_local_root(root, ctx);
+    std::string mapped = ctx.mirrors.apply(root);
+    std::vector<std::string> names;
+    if (is_file_url(mapped) && !fs::exists(file_url_path(mapped) + "/index.html")) {
+        // A folder tree without a root page: its subfolders are the projects.
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(file_url_path(mapped), ec))
+            if (entry.is_directory()) names.push_back(entry.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+    auto docs = get_documents({{root + "/", kSimpleAccept}}, ctx);
+    const Document& d = docs.front();
+    if (d.missing_offline) return {};
+    if (!d.ok()) {
+        std::string why = d.error.empty() ? "HTTP " + std::to_string(d.status) : d.error;
+        throw EnvironmentError("package index " + redact_url(root) + " cannot be read (" + why + "): is the index URL or its mirror right?");
+    }
+    std::string_view body = d.body();
+    if (d.content_type.find("application/vnd.pypi.simple.v1+json") != std::string::npos) {
+        // PEP 691: {"projects": [{"name": ...}, ...]}
+        try {
+            auto doc = nlohmann::json::parse(body);
+            for (const auto& p : doc.at("projects")) names.push_back(p.at("name").get<std::string>());
+        } catch (const nlohmann::json::exception&) {
+            throw InputError(redact_url(root) + "/: expected a PEP 691 project list");
+        }
+        return names;
+    }
+    // PEP 503: one <a> per project, its text the name.
+    for (size_t at = body.find("<a"); at != std::string_view::npos; at = body.find("<a", at + 2)) {
+        size_t open_end = body.find('>', at);
+        size_t close = body.find("</a>", open_end == std::string_view::npos ? at : open_end);
+        if (open_end == std::string_view::npos || close == std::string_view::npos) break;
+        std::string text(body.substr(open_end + 1, close - open_end - 1));
+        auto b = text.find_first_not_of(" \t\r\n"), e = text.find_last_not_of(" \t\r\n");
+        if (b != std::string::npos) names.push_back(text.substr(b, e - b + 1));
+    }
+    return names;
 }
 
 void strip_credentials(IndexRecord& r) {

@@ -47,6 +47,12 @@ struct RepodataDocument {
 std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels,
                                              const std::vector<std::string>& subdirs, const FetchContext& ctx);
 
+// The project names a simple index lists at its root (PEP 503 HTML or PEP 691 JSON; a file://
+// folder tree without a root page: its folders), to name the nearest ones to a project it does
+// not have. An index that cannot be read is an EnvironmentError naming it; a JSON API root
+// ("…/pypi") lists nothing.
+std::vector<std::string> index_project_names(const std::string& index_url, const FetchContext& ctx);
+
 // Removes user:password from every URL of a record (they would end up in the lock).
 void strip_credentials(IndexRecord& r);
 
@@ -55,8 +61,16 @@ void strip_credentials(IndexRecord& r);
 std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const std::vector<std::string>& names,
                                             const FetchContext& ctx);
 
-// A channel as the user wrote it -> {channel root URL, subdir or ""}.
+// A channel as the user wrote it -> {channel root URL, subdir or ""}. Names follow conda
+// (conda/base/constants.py): "pkgs/main", "pkgs/r" and "pkgs/msys2" live under
+// https://repo.anaconda.com; any other bare name is joined onto the channel alias
+// https://conda.anaconda.org ("conda-forge" -> https://conda.anaconda.org/conda-forge).
 std::pair<std::string, std::string> split_channel(std::string_view channel);
+
+// A channel list with conda's multichannel spelled out: "defaults" is pkgs/main then pkgs/r
+// (DEFAULT_CHANNELS_UNIX, in that priority order); "nodefaults" is environment.yml's way of
+// saying "no defaults" and names no channel. Duplicates keep their first place.
+std::vector<std::string> expand_channels(const std::vector<std::string>& channels);
 
 // PEP 658: reads the core-metadata file of each record that has a metadata_url and unknown
 // depends, filling depends (Requires-Dist), requires_python and depends_known.

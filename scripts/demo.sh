@@ -17,7 +17,9 @@ mirrors=(--mirror "https://conda.anaconda.org=$m/conda"
          --mirror "https://pypi.org/pypi/packages=$m/pypi/packages"
          --mirror "https://download.pytorch.org/whl=$m/whl"
          --mirror "https://download.openmmlab.com/mmcv=$m/mmcv"
-         --mirror "https://github.com/open-mmlab/mmdetection3d=$(pwd)/$out/mirror/git/mmdetection3d")
+         --mirror "https://repo.anaconda.com/pkgs=$m/pkgs"
+         --mirror "https://github.com/open-mmlab/mmdetection3d=$(pwd)/$out/mirror/git/mmdetection3d"
+         --mirror "https://github.com/facebookresearch/detectron2=$(pwd)/$out/mirror/git/detectron2")
 set -x
 ./build/envlock resolve BEVFormer -o "$out/BEVFormer/envlock.yaml" --gpu "RTX 3090" --driver 470.82.01 \
     --cache-dir "$out/cache" "${mirrors[@]}"

@@ -63,7 +63,15 @@ struct Inference {
     std::set<std::string> read_files;       // requirement files already followed
     std::set<std::string> installed_dirs;   // packages whose metadata was read
     std::set<std::string> extension_dirs;   // directories already recorded as a build
+    // A `conda install/create` without --override-channels, or an environment.yml without
+    // `nodefaults`, searches conda's `defaults` after the channels it names.
+    bool implied_defaults = false;
+    // `pip install X -f …/{cu_version}/{torch_version}/…` and `mim install X`: X and where.
+    std::vector<std::pair<std::vector<std::string>, Provenance>> templates;
 
+    // Whether a git URL is this repo itself: one of the checkout's remotes, or a repo of the
+    // checkout's name. A checkout is never a source of itself.
+    bool is_self(const std::string& url) const;
     // Bookkeeping: inferred-from, de-duplicated requirements and notes.
     void used(const std::string& file);
     static void add_unique(std::vector<std::string>& list, const std::string& value);
@@ -97,6 +105,8 @@ struct Inference {
     void scan_extensions();
     void unreferenced_requirement_files();
     void unpinned_sources();
+    // The OpenMMLab templates, followed when the docs give no concrete page (doc_commands.cpp).
+    void openmmlab_templates();
 };
 
 }  // namespace envlock::infer

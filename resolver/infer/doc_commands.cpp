@@ -1,6 +1,8 @@
 // The shell in install docs: which commands count, and what each one adds to the spec
 // (pip install, conda create/install, git clone/checkout, cd, export, setup.py, make.sh).
+#include <algorithm>
 #include <set>
+#include <utility>
 
 #include "resolver/infer/context.hpp"
 
@@ -15,12 +17,47 @@ bool machine_specific(const std::string& var) {
     return names.count(var) != 0;
 }
 
-// Prose before a code block that says the block is not the main path.
-std::string block_mode(const std::string& context) {
-    auto c = lowercase(context);
-    if (contains(c, "optional")) return "optional";
-    if (contains(c, "alternativ")) return "alternative";
-    return "";
+// Prose or a heading that presents a block for CPU-only machines ("On CPU platforms",
+// "CPU only"): another way, not the one for a GPU target.
+bool cpu_only(const std::string& lower) {
+    for (const char* p : {"cpu only", "cpu-only", "cpuonly", "cpu platform", "only cpu", "for cpu", "on cpu", "cpu version",
+                          "without gpu", "without a gpu", "no gpu"})
+        if (contains(lower, p)) return true;
+    return false;
+}
+
+// Prose before a code block, or the heading above it, that says the block is not the main
+// path: {kind, how the doc puts it}.
+std::pair<std::string, std::string> block_mode(const CodeBlock& block) {
+    auto c = lowercase(block.context), h = lowercase(block.heading);
+    auto quoted = [](const std::string& s) { return "\"" + Inference::trimmed(s) + "\""; };
+    if (contains(c, "optional")) return {"optional", "the doc presents this step as optional: " + quoted(block.context)};
+    if (contains(h, "optional")) return {"optional", "under the doc's heading " + quoted(block.heading)};
+    if (contains(c, "alternativ")) return {"alternative", "the doc presents this step as alternative: " + quoted(block.context)};
+    if (contains(h, "alternativ")) return {"alternative", "under the doc's heading " + quoted(block.heading)};
+    if (cpu_only(c)) return {"alternative", "the doc gives this step for CPU-only machines: " + quoted(block.context)};
+    if (cpu_only(h)) return {"alternative", "the doc gives this step for CPU-only machines, under " + quoted(block.heading)};
+    return {"", ""};
+}
+
+// A word that stands for a choice the reader makes: "spconv-cuxxx", "cumm-cu1xx",
+// "<CUDA_VERSION>", "${CUDA}", "{cu_version}".
+bool placeholder(const std::string& word) {
+    auto w = lowercase(word);
+    if (contains(w, "cuxx") || contains(w, "cu1xx") || contains(w, "cu11x") || contains(w, "cu12x")) return true;
+    auto lt = w.find('<');
+    if (lt != std::string::npos && w.find('>', lt) != std::string::npos) return true;
+    if (contains(w, "${") || (contains(w, "{") && contains(w, "}"))) return true;
+    return false;
+}
+
+// OpenMMLab's wheel index, one page per CUDA and torch: `mim install` and the docs' template
+// pick the page for the torch and CUDA at hand; envlock lets the solver pick (workflow expands
+// the placeholders into the pages the knowledge base lists).
+const char* kOpenMMLabPages = "https://download.openmmlab.com/mmcv/dist/{cu_version}/{torch_version}/index.html";
+
+bool openmmlab_template(const std::string& url) {
+    return contains(url, "download.openmmlab.com/mmcv/dist/") && contains(url, "{") && contains(url, "}");
 }
 
 bool shell_info(const std::string& info) {
@@ -39,7 +76,7 @@ void Inference::markdown(const std::string& path) {
         // runs them in order in one terminal (EchoFusion's `cd mmdetection3d` and its
         // `pip install -v -e .` sit in separate blocks).
         if (!shell_info(block.info)) continue;
-        auto mode = block_mode(block.context);
+        auto [mode, mode_why] = block_mode(block);
         for (const auto& cmd : shell_commands(block.text, block.first_line)) {
             Provenance from{path, cmd.line};
             if (cmd.commented_out) {
@@ -47,8 +84,7 @@ void Inference::markdown(const std::string& path) {
                 continue;
             }
             if (!mode.empty() && install_step(cmd)) {
-                note(mode, cmd.text, "the doc presents this step as " + mode + ": \"" + trimmed(block.context) + "\"",
-                     from);
+                note(mode, cmd.text, mode_why, from);
                 continue;
             }
             if (install_step(cmd) && contains(lowercase(cmd.comment), "optional")) {
@@ -76,13 +112,19 @@ std::vector<std::string> Inference::program(const ShellCommand& cmd) {
     }
     if (!w.empty() && (w[0] == "pip3" || starts_with(w[0], "pip3."))) w[0] = "pip";
     if (!w.empty() && (w[0] == "mamba" || w[0] == "micromamba")) w[0] = "conda";
+    // `mim install X` is pip with OpenMMLab's wheel index for the torch and CUDA at hand.
+    if (w.size() >= 2 && w[0] == "mim" && w[1] == "install") {
+        w[0] = "pip";
+        w.push_back("-f");
+        w.push_back(kOpenMMLabPages);
+    }
     return w;
 }
 
 bool Inference::install_step(const ShellCommand& cmd) {
     auto w = program(cmd);
     if (w.empty()) return false;
-    if (w[0] == "pip" && w.size() > 1 && w[1] == "install") return true;
+    if (w[0] == "pip" && w.size() > 1 && w[1] == "install") return true;   // `mim install` too (program())
     if (w[0] == "conda" && w.size() > 1 && (w[1] == "install" || w[1] == "create")) return true;
     if (w[0] == "git" && w.size() > 1 && (w[1] == "clone" || w[1] == "checkout")) return true;
     if (starts_with(w[0], "python") && w.size() > 1 && ends_with(w[1], "setup.py")) return true;
@@ -148,11 +190,14 @@ std::string Inference::env_prefix(const ShellCommand& cmd) {
 }
 
 void Inference::pip_install(const ShellCommand& cmd, const std::vector<std::string>& w, DocState& doc, const Provenance& from) {
-    for (const auto& arg : w)
-        if (contains(arg, "{") && contains(arg, "}")) {
-            note("template", cmd.text, "a template with placeholders to fill in; a concrete example is followed", from);
-            return;
-        }
+    for (std::size_t i = 2; i < w.size(); ++i) {
+        const auto& arg = w[i];
+        if (!placeholder(arg) || openmmlab_template(arg)) continue;
+        // A package or URL to fill in ("spconv-cuxxx"): not a requirement as written.
+        note("template", cmd.text, "'" + arg + "' is a placeholder for a choice (the CUDA variant …); "
+             "put the one for the target in the spec", from);
+        return;
+    }
     static const std::set<std::string> with_value = {"-t", "--target", "--prefix", "--root", "--src",
                                                      "--upgrade-strategy", "--progress-bar", "--cache-dir", "--log",
                                                      "--config-settings", "-C", "--global-option", "--install-option",
@@ -189,6 +234,19 @@ void Inference::pip_install(const ShellCommand& cmd, const std::vector<std::stri
             item.kind = K::constraint;
         } else if (opt == "-f" || opt == "--find-links") {
             item.kind = K::find_links;
+            if (!inline_value && i + 1 < w.size() && openmmlab_template(w[i + 1])) {
+                // One page per CUDA x torch. A concrete example in the docs is what they ran;
+                // without one, the solver picks the page (Inference::openmmlab_templates).
+                note("template", cmd.text, "a template with placeholders; a concrete example is followed if the docs give one, "
+                     "else envlock picks OpenMMLab's page for the locked torch and CUDA", from);
+                std::vector<std::string> packages;
+                for (std::size_t j = 2; j < w.size(); ++j) {
+                    if (j == i || j == i + 1) continue;
+                    if (!w[j].empty() && w[j][0] != '-') packages.push_back(w[j]);
+                }
+                templates.push_back({packages, from});
+                return;
+            }
         } else if (opt == "-i" || opt == "--index-url") {
             item.kind = K::index_url;
         } else if (opt == "--extra-index-url") {
@@ -221,9 +279,12 @@ void Inference::conda(const ShellCommand& cmd, const std::vector<std::string>& w
                                                      "--platform", "--subdir"};
     std::vector<std::string> channels;
     std::vector<std::string> packages;
+    bool override_channels = false;
     for (std::size_t i = 2; i < w.size(); ++i) {
         const auto& arg = w[i];
-        if (arg == "-c" || arg == "--channel") {
+        if (arg == "--override-channels") {
+            override_channels = true;
+        } else if (arg == "-c" || arg == "--channel") {
             if (i + 1 < w.size()) channels.push_back(w[++i]);
         } else if (starts_with(arg, "--channel=")) {
             channels.push_back(arg.substr(10));
@@ -238,7 +299,16 @@ void Inference::conda(const ShellCommand& cmd, const std::vector<std::string>& w
             packages.push_back(arg);
         }
     }
-    for (const auto& c : channels) add_unique(spec.channels, c);
+    if (std::find(packages.begin(), packages.end(), "cpuonly") != packages.end()) {
+        // conda's CPU-only pytorch builds: the doc's way for machines without a GPU.
+        note("alternative", cmd.text, "installs cpuonly (CPU-only pytorch builds); envlock picks builds for the target's GPUs", from);
+        return;
+    }
+    // conda searches the -c channels first, then the configured ones (`defaults` out of the
+    // box) unless --override-channels (conda docs, "Managing channels").
+    for (const auto& c : channels)
+        if (c != "nodefaults") add_unique(spec.channels, c);
+    if (!override_channels) implied_defaults = true;
     if (!channels.empty()) used(from.file);
     for (const auto& pkg : packages) {
         if (starts_with(pkg, "python=") || starts_with(pkg, "python==")) {
@@ -246,6 +316,16 @@ void Inference::conda(const ShellCommand& cmd, const std::vector<std::string>& w
             if (spec.python.empty()) spec.python = v;
         }
         requirement({pkg, "conda", from});
+    }
+}
+
+void Inference::openmmlab_templates() {
+    for (const auto& link : spec.find_links)
+        if (contains(link, "download.openmmlab.com/mmcv/dist/")) return;   // the docs' concrete page wins
+    for (const auto& [packages, from] : templates) {
+        add_unique(spec.find_links, kOpenMMLabPages);
+        used(from.file);
+        for (const auto& p : packages) requirement({p, "pypi", from});
     }
 }
 
@@ -270,7 +350,7 @@ void Inference::git(const std::vector<std::string>& w, DocState& doc, const Prov
         if (url.empty()) return;
         auto base = repo_basename(url);
         auto target = doc.resolve(dir.empty() ? base : dir);
-        if (lowercase(base) == lowercase(name)) {
+        if (is_self(url)) {
             // The docs clone the repo itself: that directory is the checkout we are reading.
             if (target != "?") doc.self_dirs.push_back(join_path(doc.cwd, dir.empty() ? base : dir));
             return;

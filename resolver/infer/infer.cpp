@@ -11,6 +11,14 @@
 
 namespace envlock::infer {
 
+bool Inference::is_self(const std::string& url) const {
+    if (lowercase(repo_basename(url)) == lowercase(name)) return true;
+    auto wanted = lowercase(normalize_git_url(url));
+    for (const auto& remote : repo.remotes)
+        if (lowercase(normalize_git_url(remote)) == wanted) return true;
+    return false;
+}
+
 void Inference::used(const std::string& file) {
     if (std::find(spec.inferred_from.begin(), spec.inferred_from.end(), file) == spec.inferred_from.end())
         spec.inferred_from.push_back(file);
@@ -22,8 +30,9 @@ void Inference::add_unique(std::vector<std::string>& list, const std::string& va
 
 void Inference::requirement(const SpecRequirement& r) {
     // A spec must read back: text that is no requirement in its ecosystem becomes a note.
+    // `resolve` refuses a spec with such a note: its package would otherwise silently vanish.
     if (auto problem = requirement_problem(r)) {
-        note("ignored", r.text, "not a requirement envlock can read: " + *problem, r.from);
+        note("unreadable", r.text, "not a requirement envlock can read: " + *problem, r.from);
         return;
     }
     for (const auto& have : spec.requirements)
@@ -95,7 +104,7 @@ void Inference::pip_item(const PipItem& item, const std::string& base_dir, const
             used(from.file);
             break;
         case K::vcs: {
-            if (lowercase(repo_basename(item.value)) == lowercase(name)) {
+            if (is_self(item.value)) {
                 // `pip install git+<this repo>`: the checkout itself, as `pip install .` would.
                 install_dir("", item.editable ? "pip install -e ." : "pip install .", from, doc);
                 break;
@@ -236,7 +245,12 @@ void Inference::environment_file(const std::string& path, const Provenance& via)
     if (!read_files.insert(path).second) return;
     auto env = read_environment_yml(*repo.get(path), path);
     used(path);
-    for (const auto& c : env.channels) add_unique(spec.channels, c);
+    // `conda env create` searches the file's channels, then `defaults`, unless the file lists
+    // `nodefaults`.
+    bool nodefaults = std::find(env.channels.begin(), env.channels.end(), "nodefaults") != env.channels.end();
+    for (const auto& c : env.channels)
+        if (c != "nodefaults") add_unique(spec.channels, c);
+    if (!nodefaults) implied_defaults = true;
     for (const auto& r : env.conda) {
         if (starts_with(r.text, "python=") || starts_with(r.text, "python ")) {
             if (spec.python.empty()) spec.python = r.text.substr(r.text.find_first_not_of("= ", 6));
@@ -352,6 +366,10 @@ Spec infer_spec(const RepoFiles& repo, const std::string& name) {
     inf.scan_extensions();
     inf.unreferenced_requirement_files();
     inf.unpinned_sources();
+    inf.openmmlab_templates();
+    // Implied defaults come last: every channel a command named explicitly ranks above them.
+    if (inf.implied_defaults && std::find(inf.spec.channels.begin(), inf.spec.channels.end(), "defaults") == inf.spec.channels.end())
+        inf.spec.channels.push_back("defaults");
     infer::find_contradictions(inf.spec);
     return inf.spec;
 }

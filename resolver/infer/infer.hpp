@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "resolver/lock/spec.hpp"
 
@@ -20,6 +21,7 @@ namespace envlock {
 // sources are listed with empty content: only their location matters.
 struct RepoFiles {
     std::map<std::string, std::string> files;
+    std::vector<std::string> remotes;   // the checkout's git remote URLs, as .git/config has them
 
     bool has(const std::string& path) const { return files.count(path) != 0; }
     const std::string* get(const std::string& path) const {
@@ -33,6 +35,19 @@ struct RepoFiles {
 // of *.cu files. Skips .git, build/, dist/, node_modules and hidden directories.
 // Throws InputError when `root` is not a readable directory.
 RepoFiles collect_repo_files(const std::filesystem::path& root);
+
+// A Python package's own requirements and distribution name, read statically the way
+// inference reads a checkout: pyproject.toml [project] (or the files its setuptools dynamic
+// dependencies name), setup.cfg [options], setup.py's setup(...) with the requirements files
+// its install_requires reads. `files` are the package's packaging files by relative path.
+// `known` is false when none of them declares the requirements in a way this can follow.
+struct PackageRequirements {
+    std::string name;                      // "mmdet3d"; "" when no file names it statically
+    std::vector<std::string> requires_dist;   // PEP 508
+    std::string requires_python;
+    bool known = false;
+};
+PackageRequirements read_package_requirements(const std::map<std::string, std::string>& files);
 
 // `name` is the repo's name (its directory name); a doc's `git clone` of a URL whose last
 // part is this name is the repo itself, not a source to add.

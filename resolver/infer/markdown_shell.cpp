@@ -16,6 +16,8 @@ struct MdState {
     const char* end;
     std::vector<CodeBlock> blocks;
     std::string context;       // running text of the current/last prose block
+    std::string heading;       // text of the current/last heading
+    bool in_heading = false;
     bool in_code = false;
     int code_first_line = 0;
     int newlines_before_first = 0;
@@ -35,6 +37,7 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* userdata) {
         CodeBlock block;
         if (d->fence_char != 0 && d->info.text) block.info = std::string(d->info.text, d->info.size);
         block.context = st.context;
+        block.heading = st.heading;
         st.blocks.push_back(block);
         st.in_code = true;
         st.code_first_line = 0;
@@ -42,6 +45,10 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* userdata) {
     } else if (type == MD_BLOCK_P || type == MD_BLOCK_H || type == MD_BLOCK_LI || type == MD_BLOCK_TH ||
                type == MD_BLOCK_TD) {
         st.context.clear();
+        if (type == MD_BLOCK_H) {
+            st.heading.clear();
+            st.in_heading = true;
+        }
     }
     return 0;
 }
@@ -53,6 +60,7 @@ int leave_block(MD_BLOCKTYPE type, void*, void* userdata) {
         block.first_line = st.code_first_line ? st.code_first_line - st.newlines_before_first : 0;
         st.in_code = false;
     }
+    if (type == MD_BLOCK_H) st.in_heading = false;
     return 0;
 }
 
@@ -74,6 +82,7 @@ int text(MD_TEXTTYPE type, const MD_CHAR* t, MD_SIZE size, void* userdata) {
         st.context += ' ';
     } else {
         st.context.append(t, size);
+        if (st.in_heading) st.heading.append(t, size);
     }
     return 0;
 }
@@ -194,7 +203,7 @@ void split_line(const std::string& line, int number, bool commented, std::vector
 }  // namespace
 
 std::vector<CodeBlock> markdown_code_blocks(std::string_view markdown) {
-    MdState st{markdown.data(), markdown.data() + markdown.size(), {}, {}, false, 0, 0};
+    MdState st{markdown.data(), markdown.data() + markdown.size(), {}, {}, {}, false, false, 0, 0};
     MD_PARSER parser{};
     parser.abi_version = 0;
     parser.flags = MD_FLAG_NOHTML;

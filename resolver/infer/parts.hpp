@@ -29,6 +29,8 @@ struct PackageInfo {
     std::vector<ExtensionModule> extensions;       // CUDAExtension / CppExtension / make_cuda_ext(...)
     bool cuda = false;                             // mentions CUDAExtension
     int extension_line = 0;                        // first extension's line (provenance)
+    bool declares = false;                         // setup() called / [project] / [options] present
+    bool requirements_unreadable = false;          // install_requires given by code no static reading follows
 };
 
 // `path` is the file's repo-relative path, used for provenance.
@@ -74,6 +76,7 @@ struct CodeBlock {
     int first_line = 0;      // 1-based line of the block's first content line
     std::string info;        // fenced info string ("bash", "shell", ""), empty for indented blocks
     std::string context;     // text of the nearest heading or paragraph before the block
+    std::string heading;     // text of the nearest heading before the block
 };
 std::vector<CodeBlock> markdown_code_blocks(std::string_view markdown);
 

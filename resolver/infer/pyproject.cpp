@@ -40,6 +40,21 @@ PackageInfo read_pyproject(std::string_view text, const std::string& path) {
     if (auto* project = doc["project"].as_table()) {
         if (auto n = (*project)["name"].value<std::string>()) info.name = *n;
         strings_of((*project)["dependencies"].node(), path, info.install_requires);
+        // PEP 621: dependencies listed in `dynamic` come from the build backend instead.
+        bool dynamic = false;
+        if (auto* d = (*project)["dynamic"].as_array())
+            for (const auto& item : *d)
+                if (item.value<std::string>() == std::string("dependencies")) dynamic = true;
+        info.declares = !dynamic;
+        // setuptools' [tool.setuptools.dynamic] dependencies = {file = [...]}.
+        if (dynamic) {
+            auto files = doc["tool"]["setuptools"]["dynamic"]["dependencies"]["file"];
+            if (auto one = files.value<std::string>()) info.requirement_files.push_back({*one, 0});
+            if (auto* many = files.as_array())
+                for (const auto& f : *many)
+                    if (auto v = f.value<std::string>()) info.requirement_files.push_back({*v, 0});
+            if (!info.requirement_files.empty()) info.declares = true;
+        }
         if (auto* py = (*project)["requires-python"].node(); py && py->is_string()) {
             info.python_requires = *py->value<std::string>();
             info.python_from = {path, line_of(*py)};
@@ -69,6 +84,7 @@ PackageInfo read_setup_cfg(std::string_view text, const std::string& path) {
     int number = 0;
     auto take = [&](const std::string& k, const std::string& value, int line) {
         if (value.empty() || value[0] == '#' || value[0] == ';') return;
+        if (section == "options" || section == "metadata") info.declares = true;
         if (section == "options" && k == "install_requires") {
             info.install_requires.push_back({value, "pypi", {path, line}});
         } else if (section == "options" && k == "setup_requires") {

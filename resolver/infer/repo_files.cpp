@@ -71,6 +71,18 @@ RepoFiles collect_repo_files(const fs::path& root) {
         buf << in.rdbuf();
         repo.files[rel] = buf.str();
     }
+    // The checkout's own remotes (`url = …` lines of .git/config): a doc that clones one of
+    // them clones this repo, whatever the checkout's folder is called.
+    std::ifstream config(root / ".git" / "config");
+    for (std::string line; std::getline(config, line);) {
+        auto at = line.find_first_not_of(" \t");
+        if (at == std::string::npos || line.compare(at, 3, "url") != 0) continue;
+        auto eq = line.find('=', at);
+        if (eq == std::string::npos) continue;
+        auto url = line.substr(line.find_first_not_of(" \t", eq + 1));
+        while (!url.empty() && (url.back() == ' ' || url.back() == '\r')) url.pop_back();
+        if (!url.empty()) repo.remotes.push_back(url);
+    }
     return repo;
 }
 

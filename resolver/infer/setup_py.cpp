@@ -62,7 +62,14 @@ PackageInfo read_setup_py(std::string_view text, const std::string& path) {
         auto fn = last_part(call.text);
         if (fn == "setup") {
             if (auto* n = call.keyword("name"); n && n->kind == PyValue::Kind::string) info.name = n->text;
-            if (auto* r = call.keyword("install_requires")) requirements_from(*r, m, path, info, info.install_requires);
+            info.declares = true;
+            if (auto* r = call.keyword("install_requires")) {
+                std::size_t before = info.install_requires.size() + info.requirement_files.size();
+                requirements_from(*r, m, path, info, info.install_requires);
+                bool empty_list = r->kind == PyValue::Kind::list && r->items.empty();
+                if (!empty_list && info.install_requires.size() + info.requirement_files.size() == before)
+                    info.requirements_unreadable = true;
+            }
             if (auto* r = call.keyword("setup_requires")) {
                 for (const auto& [t, line] : string_items(*r, m)) info.build_requires.push_back({t, "pypi", {path, line}});
             }

@@ -57,6 +57,7 @@ void emit_package(YAML::Emitter& out, const LockedPackage& p) {
     emit_string(out, "subdir", p.subdir);
     emit_string(out, "rev", p.rev);
     if (!p.depends.empty()) emit_string_list(out, "depends", p.depends);
+    if (p.depends_unknown) out << YAML::Key << "depends-unknown" << YAML::Value << true;
     if (p.cuda) {
         out << YAML::Key << "cuda" << YAML::Value << YAML::Flow << YAML::BeginMap;
         out << YAML::Key << "runtime" << YAML::Value << YAML::DoubleQuoted << p.cuda->runtime;
@@ -113,6 +114,12 @@ std::string write_lock(const Lock& lock) {
     out << YAML::Key << "version" << YAML::Value << lock.version;
     out << YAML::Key << "content-hash" << YAML::Value << lock.content_hash;
     emit_string(out, "knowledge-version", lock.knowledge_version);
+    if (!lock.inferred_sha256.empty()) {
+        out << YAML::Key << "checkout" << YAML::Value << YAML::DoubleQuoted << (lock.checkout.empty() ? "." : lock.checkout);
+        out << YAML::Key << "inferred-from-sha256" << YAML::Value << YAML::BeginMap;
+        for (const auto& [path, hex] : lock.inferred_sha256) out << YAML::Key << path << YAML::Value << hex;
+        out << YAML::EndMap;
+    }
     out << YAML::Key << "spec" << YAML::Value;
     emit_spec(out, lock.spec);
     out << YAML::Key << "targets" << YAML::Value << YAML::BeginMap;
@@ -176,6 +183,8 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
         lock.version = root["version"].as<int>();
         lock.content_hash = str_of(root["content-hash"]);
         lock.knowledge_version = str_of(root["knowledge-version"]);
+        lock.checkout = str_of(root["checkout"]);
+        for (const auto& kv : root["inferred-from-sha256"]) lock.inferred_sha256[kv.first.as<std::string>()] = kv.second.as<std::string>();
         lock.spec = spec_from_yaml(root["spec"], file);
         for (const auto& kv : root["targets"])
             lock.targets.push_back({kv.first.as<std::string>(), target_from_yaml(kv.second, name)});
@@ -205,6 +214,7 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
             p.subdir = str_of(n["subdir"]);
             p.rev = str_of(n["rev"]);
             p.depends = strings_of(n["depends"]);
+            p.depends_unknown = n["depends-unknown"] && n["depends-unknown"].as<bool>();
             p.requested_by = strings_of(n["requested-by"]);
             if (const auto c = n["cuda"]) p.cuda = LockedCuda{str_of(c["runtime"]), ints_of(c["sm"]), ints_of(c["ptx"])};
             lock.packages.push_back(std::move(p));

@@ -6,6 +6,7 @@
 // The lock: envlock.yaml's model, its deterministic writer and its validating reader.
 // The JSON Schema in schemas/envlock.schema.json is the contract; read_lock checks it and
 // points at the offending line.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ struct LockedPackage {
     std::string subdir;
     std::string rev;            // source: the revision asked for (tag or commit)
     std::vector<std::string> depends;
+    // An sdist or git source whose requirements none of its files declared in a way a static
+    // reading follows: `depends` may be short of what installing it pulls in.
+    bool depends_unknown = false;
     std::optional<LockedCuda> cuda;
     std::vector<std::string> requested_by;   // spec lines or packages whose requirement brought it in
 };
@@ -68,6 +72,10 @@ struct Lock {
     int version = 1;
     std::string content_hash;          // "sha256:…" over spec + targets + knowledge version
     std::string knowledge_version;
+    // When the spec was inferred from a checkout: where it is, relative to the lock's folder,
+    // and the sha256 of each inferred-from file then, so `check` sees the docs change.
+    std::string checkout;
+    std::map<std::string, std::string> inferred_sha256;
     Spec spec;
     std::vector<NamedTarget> targets;
     LockedToolchain toolchain;

@@ -39,7 +39,7 @@ struct SpecExtension {
 // alternative command, an extras_require group, an unpinned git install. Kept so the user
 // can see what was left out and why, and edit the spec instead of the doc.
 struct SpecNote {
-    std::string kind;        // "alternative", "optional", "extra", "unpinned", "ignored"
+    std::string kind;        // "alternative", "optional", "extra", "unpinned", "ignored", "unreadable" (resolve refuses)
     std::string text;        // the command or requirement, verbatim
     std::string why;         // one line a user reads
     Provenance from;
@@ -65,6 +65,9 @@ struct Spec {
     std::vector<SpecExtension> extensions;
     std::map<std::string, std::string> env;   // e.g. TORCH_CUDA_ARCH_LIST from install docs
     std::vector<std::string> allow_advisories; // advisory ids the user opted out of
+    // Requirements the user chose to go on without when no index offers them (resolve
+    // --allow-missing NAME): by name, as written.
+    std::vector<std::string> allow_missing;
     // What the code does that advisories depend on: "numba-cuda", "code-uses:numpy.float-aliases" …
     std::vector<std::string> uses;
     std::vector<SpecNote> notes;                // recorded, not followed

@@ -172,6 +172,7 @@ void emit_spec(YAML::Emitter& out, const Spec& spec) {
         out << YAML::EndMap;
     }
     string_list(out, "allow-advisories", spec.allow_advisories);
+    string_list(out, "allow-missing", spec.allow_missing);
     string_list(out, "uses", spec.uses);
     if (!spec.notes.empty()) {
         out << YAML::Key << "notes" << YAML::Value << YAML::BeginSeq;
@@ -320,7 +321,7 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
     if (!node.IsMap()) rd.fail(node, "spec", "expected a map");
     rd.only_keys(node, "spec",
                  {"name", "inferred-from", "python", "channels", "indexes", "find-links", "requirements", "sources",
-                  "extensions", "env", "allow-advisories", "uses", "notes", "contradictions"});
+                  "extensions", "env", "allow-advisories", "allow-missing", "uses", "notes", "contradictions"});
     Spec spec;
     if (auto n = node["name"]) spec.name = rd.string(n, "spec.name");
     if (auto n = node["inferred-from"]) spec.inferred_from = rd.strings(n, "spec.inferred-from");
@@ -369,6 +370,7 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
         }
     }
     if (auto n = node["allow-advisories"]) spec.allow_advisories = rd.strings(n, "spec.allow-advisories");
+    if (auto n = node["allow-missing"]) spec.allow_missing = rd.strings(n, "spec.allow-missing");
     if (auto n = node["uses"]) spec.uses = rd.strings(n, "spec.uses");
     rd.each_map(node["notes"], "spec.notes", "kind:, text:", [&](const YAML::Node& m, const std::string& p) {
         rd.only_keys(m, p, {"kind", "text", "why", "from"});
@@ -516,6 +518,7 @@ nlohmann::json spec_to_json(const Spec& spec) {
     j["env"] = nlohmann::json::object();
     for (const auto& [k, v] : spec.env) j["env"][k] = v;
     j["allow-advisories"] = spec.allow_advisories;
+    j["allow-missing"] = spec.allow_missing;
     j["uses"] = spec.uses;
     j["notes"] = nlohmann::json::array();
     for (const auto& n : spec.notes)
@@ -565,6 +568,7 @@ Spec spec_from_json(const nlohmann::json& j, std::string_view file) {
         }
     }
     spec.allow_advisories = rd.strings(j, "allow-advisories", "spec");
+    spec.allow_missing = rd.strings(j, "allow-missing", "spec");
     spec.uses = rd.strings(j, "uses", "spec");
     rd.each(j, "notes", "spec", [&](const nlohmann::json& v, const std::string& p) {
         spec.notes.push_back({rd.string(v, "kind", p), rd.string(v, "text", p), rd.string(v, "why", p), rd.from(v, p)});

@@ -1,5 +1,6 @@
 #include "resolver/lock/target_io.hpp"
 
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -48,6 +49,24 @@ struct Reader {
         } catch (const YAML::Exception&) {
             fail(n, key + ": expected a non-negative integer");
         }
+    }
+    // A dotted number with `min`..`max` parts ("525.60.13", "11.4", "2.31"), as the same value
+    // given as a flag must be: a target file is validated as strictly as the command line.
+    std::string version(const YAML::Node& n, const std::string& key, int min, int max, const char* example) const {
+        std::string v = string(n, key);
+        if (v.empty()) return v;
+        int parts = 1;
+        bool ok = std::isdigit(static_cast<unsigned char>(v.front())) && std::isdigit(static_cast<unsigned char>(v.back()));
+        for (std::size_t i = 0; ok && i < v.size(); ++i) {
+            if (v[i] == '.') {
+                ++parts;
+                ok = i + 1 < v.size() && v[i + 1] != '.';
+            } else {
+                ok = std::isdigit(static_cast<unsigned char>(v[i])) != 0;
+            }
+        }
+        if (!ok || parts < min || parts > max) fail(n, key + ": expected a version such as " + example + ", got '" + v + "'");
+        return v;
     }
     bool boolean(const YAML::Node& n, const std::string& key) const {
         try {
@@ -162,16 +181,21 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
     Target t;
     const YAML::Node& croot = root;   // const lookups never insert keys
     auto get = [&](const char* key) { return croot[key]; };
-    if (auto n = get("platform")) t.platform = r.string(n, "platform");
+    if (auto n = get("platform")) {
+        t.platform = r.string(n, "platform");
+        static const std::set<std::string> platforms = {"linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-arm64", "win-64"};
+        if (!t.platform.empty() && !platforms.count(t.platform))
+            r.fail(n, "platform: expected one of linux-64, linux-aarch64, linux-ppc64le, osx-64, osx-arm64, win-64, got '" + t.platform + "'");
+    }
     if (auto n = get("kernel")) t.kernel = r.string(n, "kernel");
     if (auto n = get("wsl")) t.wsl = r.boolean(n, "wsl");
-    if (auto n = get("glibc")) t.glibc = r.string(n, "glibc");
+    if (auto n = get("glibc")) t.glibc = r.version(n, "glibc", 2, 3, "2.31");
     if (auto n = get("cpu-model")) t.cpu_model = r.string(n, "cpu-model");
     if (auto n = get("cpu-flags")) t.cpu_flags = r.strings(n, "cpu-flags");
     if (auto n = get("cores")) t.cores = static_cast<int>(r.integer(n, "cores"));
     if (auto n = get("memory-bytes")) t.memory_bytes = static_cast<std::uint64_t>(r.integer(n, "memory-bytes"));
-    if (auto n = get("driver")) t.driver_version = r.string(n, "driver");
-    if (auto n = get("driver-cuda")) t.driver_cuda = r.string(n, "driver-cuda");
+    if (auto n = get("driver")) t.driver_version = r.version(n, "driver", 1, 3, "525.60.13");
+    if (auto n = get("driver-cuda")) t.driver_cuda = r.version(n, "driver-cuda", 2, 2, "12.0");
     if (auto n = get("gpus"))
         r.each_map(n, "gpus", [&](const YAML::Node& g, const std::string& where) {
             r.only_keys(g, {"name", "sm"}, where + ": ");
@@ -194,7 +218,7 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
             HostCompiler hc;
             hc.kind = c["kind"] ? r.string(c["kind"], where + ".kind", false) : "";
             hc.path = c["path"] ? r.string(c["path"], where + ".path") : "";
-            hc.version = c["version"] ? r.string(c["version"], where + ".version", false) : "";
+            hc.version = c["version"] ? r.version(c["version"], where + ".version", 1, 4, "12.2.0") : "";
             if (hc.kind.empty() || hc.version.empty()) r.fail(c, where + ": expected kind and version");
             t.compilers.push_back(hc);
         });
@@ -203,7 +227,7 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
             r.only_keys(c, {"path", "version", "gpu-archs"}, where + ": ");
             CudaToolkit tk;
             tk.path = c["path"] ? r.string(c["path"], where + ".path") : "";
-            tk.version = c["version"] ? r.string(c["version"], where + ".version", false) : "";
+            tk.version = c["version"] ? r.version(c["version"], where + ".version", 2, 4, "11.8") : "";
             if (tk.version.empty()) r.fail(c, where + ": expected a version");
             if (c["gpu-archs"]) tk.gpu_archs = r.strings(c["gpu-archs"], where + ".gpu-archs");
             t.toolkits.push_back(tk);

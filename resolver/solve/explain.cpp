@@ -16,6 +16,8 @@ namespace envlock::solve_detail {
 
 namespace {
 
+std::string why_nothing_matches(SolvPool& sp, const Job& job);
+
 std::string dep_argument(Pool* pool, Id dep) {
     if (!ISRELDEP(dep)) return pool_id2str(pool, dep);
     Reldep* rd = GETRELDEP(pool, dep);
@@ -130,6 +132,8 @@ DescribedProblems describe_problems(SolvPool& sp, Solver* solv, const std::vecto
     auto add = [&](const std::string& line) {
         if (seen.insert(line).second) out.lines.push_back(line);
     };
+    std::map<std::string, std::set<std::string>> same_name;   // name -> versions libsolv paired
+    std::vector<std::string> same_name_order;
     unsigned int count = solver_problem_count(solv);
     for (Id problem = 1; problem <= static_cast<Id>(count); ++problem) {
         Queue rules;
@@ -151,7 +155,7 @@ DescribedProblems describe_problems(SolvPool& sp, Solver* solv, const std::vecto
                         if (type == SOLVER_RULE_JOB)
                             add("you asked for " + job.text + where(job));
                         else
-                            add("nothing in the indexes matches " + job.text + where(job));
+                            add(job.text + where(job) + ": " + why_nothing_matches(sp, job));
                     }
                     break;
                 }
@@ -170,77 +174,266 @@ DescribedProblems describe_problems(SolvPool& sp, Solver* solv, const std::vecto
                     add(line);
                     break;
                 }
-                case SOLVER_RULE_PKG_SAME_NAME:
-                    add("only one of " + label_of(sp, source) + " and " + label_of(sp, target) + " can be installed");
+                case SOLVER_RULE_PKG_SAME_NAME: {
+                    // One line per name, not one per pair of builds (a name with 30 builds gives 435 pairs).
+                    const Candidate* a = sp.candidate(source);
+                    const Candidate* b = sp.candidate(target);
+                    if (!a || !b) break;
+                    std::string name = a->kind == CandKind::pypi ? a->dist : a->record.name;
+                    if (!same_name.count(name)) same_name_order.push_back(name);
+                    same_name[name].insert(a->record.version);
+                    same_name[name].insert(b->record.version);
                     break;
+                }
                 case SOLVER_RULE_PKG_CONSTRAINS:
                     add(label_of(sp, source) + " constrains " + describe_dep(arg));
                     break;
                 case SOLVER_RULE_PKG_NOT_INSTALLABLE:
                     add(label_of(sp, source) + " cannot be installed on this target");
                     break;
-                default:
-                    add(solver_problemruleinfo2str(solv, type, source, target, dep));
+                default: {
+                    // The machine's own facts (virtual packages, system tools) are fixed: a rule
+                    // that keeps them is no news. Anything else in our words, never libsolv's.
+                    const Candidate* a = sp.candidate(source);
+                    if (!a || a->kind == CandKind::virtual_package || a->kind == CandKind::system_nvcc ||
+                        a->kind == CandKind::system_compiler)
+                        break;
+                    std::string line = label_of(sp, source) + " is involved";
+                    if (target) line += " with " + label_of(sp, target);
+                    if (dep) line += " through " + describe_dep(arg);
+                    add(line);
+                }
             }
         }
         queue_free(&rules);
+    }
+    for (const auto& name : same_name_order) {
+        std::string versions;
+        size_t n = 0;
+        for (const auto& v : same_name[name]) {
+            if (++n > 4) {
+                versions += ", …";
+                break;
+            }
+            versions += (versions.empty() ? "" : ", ") + v;
+        }
+        add("only one " + name + " can be installed (" + versions + ")");
     }
     out.jobs.assign(blamed.begin(), blamed.end());
     return out;
 }
 
+namespace {
+
+// The project a job asks for: "numpy" for "conda\tnumpy=9.9" and "pypi\tNumPy==9.9".
+std::string job_name(const Job& job) {
+    auto f = split_dep(bare_name(job));
+    if (f.size() < 2) return "";
+    return f[0] == "conda" ? f[1] : pep508::normalize_name(f[1]);
+}
+
+// The name a dependency argument asks for ("conda\tnumpy-base 1.15.0 py36_0" -> "numpy-base").
+std::string dep_name(const std::string& argument) {
+    auto f = split_dep(argument);
+    try {
+        if (f[0] == "conda" && f.size() > 1) return conda::MatchSpec::parse(f[1]).name;
+        if (f[0] == "pypi" && f.size() > 1) return pep508::Requirement::parse(f[1]).normalized_name;
+    } catch (const InputError&) {
+    }
+    return "";
+}
+
+std::string versions_of(const std::vector<const Candidate*>& cands, size_t limit = 5) {
+    std::vector<std::string> seen;
+    for (const Candidate* c : cands)
+        if (std::find(seen.begin(), seen.end(), c->record.version) == seen.end()) seen.push_back(c->record.version);
+    std::string out;
+    for (size_t i = 0; i < seen.size() && i < limit; ++i) out += (i ? ", " : "") + seen[i];
+    if (seen.size() > limit) out += ", …";
+    return out;
+}
+
+// Every candidate of a name, best first (conda by package name, PyPI and sources by distribution).
+std::vector<const Candidate*> candidates_named(SolvPool& sp, const std::string& name) {
+    std::vector<const Candidate*> out;
+    for (const auto& c : sp.candidates())
+        if ((c.kind == CandKind::conda && c.record.name == name) ||
+            ((c.kind == CandKind::pypi || c.kind == CandKind::source) && c.dist == pep508::normalize_name(name)))
+            out.push_back(&c);
+    std::sort(out.begin(), out.end(), [](const Candidate* a, const Candidate* b) {
+        if (a->solv_name != b->solv_name) return a->repo_priority > b->repo_priority;
+        return a->rank > b->rank;
+    });
+    return out;
+}
+
+std::vector<const Candidate*> candidates_of(SolvPool& sp, const std::string& argument) {
+    std::vector<const Candidate*> out;
+    for (Id p : sp.matching(argument))
+        if (const Candidate* c = sp.candidate(p)) out.push_back(c);
+    std::sort(out.begin(), out.end(), [](const Candidate* a, const Candidate* b) {
+        if (a->solv_name != b->solv_name) return a->repo_priority > b->repo_priority;
+        return a->rank > b->rank;
+    });
+    return out;
+}
+
+// Why nothing matches a requirement: strict channel priority set the matching records aside,
+// the name exists in other versions, or nothing has the name at all.
+std::string why_nothing_matches(SolvPool& sp, const Job& job) {
+    const SolveInput& in = *sp.context().input;
+    auto f = split_dep(job.dep);
+    std::string name = job_name(job);
+    if ((f[0] == "conda" || f[0] == "either") && f.size() > 1) {
+        try {
+            auto ms = conda::MatchSpec::parse(f[1]);
+            for (const auto& m : sp.masked()) {
+                if (m.record.name != ms.name || !ms.matches(m.record)) continue;
+                auto offered = candidates_named(sp, ms.name);
+                std::string first;
+                for (const Candidate* c : offered)
+                    if (c->kind == CandKind::conda) {
+                        first = in.channels[static_cast<size_t>(100 - c->repo_priority)].channel;
+                        break;
+                    }
+                return "masked by strict channel priority: " + in.channels[m.channel].channel + " has " + m.record.name + " " +
+                       m.record.version + " (" + m.record.build + "), but " + ms.name + " comes only from " + first +
+                       ", the first channel that has it" + (offered.empty() ? "" : " (versions " + versions_of(offered) + ")");
+            }
+        } catch (const InputError&) {
+        }
+    }
+    auto offered = candidates_named(sp, name);
+    if (offered.empty()) return "no channel or index offers a package named " + name;
+    return "no " + name + " matches; available: " + versions_of(offered, 8);
+}
+
+// Two requirements that cannot both hold, named with where each comes from: two pins on one
+// project, or a pin against what every candidate of another requirement depends on.
+std::vector<std::string> excluding_pins(SolvPool& sp, const std::vector<Job>& jobs) {
+    std::vector<std::string> out;
+    std::vector<std::string> names;
+    std::vector<std::set<Id>> sets;
+    for (const auto& job : jobs) {
+        names.push_back(job_name(job));
+        auto ids = sp.matching(job.dep);
+        sets.emplace_back(ids.begin(), ids.end());
+    }
+    auto disjoint = [](const std::set<Id>& a, const std::set<Id>& b) {
+        return std::none_of(a.begin(), a.end(), [&](Id p) { return b.count(p); });
+    };
+    for (size_t i = 0; i < jobs.size(); ++i)
+        for (size_t k = i + 1; k < jobs.size(); ++k)
+            if (!names[i].empty() && names[i] == names[k] && !sets[i].empty() && !sets[k].empty() && disjoint(sets[i], sets[k]))
+                out.push_back(jobs[i].text + where(jobs[i]) + " and " + jobs[k].text + where(jobs[k]) + " exclude each other: one allows " +
+                              versions_of(candidates_of(sp, jobs[i].dep)) + ", the other " + versions_of(candidates_of(sp, jobs[k].dep)));
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        auto cands = candidates_of(sp, jobs[i].dep);
+        if (cands.empty() || cands.size() > 400) continue;
+        // The names every candidate depends on, with the union of what those dependencies allow.
+        std::map<std::string, std::pair<size_t, std::set<Id>>> needed;
+        std::map<std::string, std::string> example;
+        for (const Candidate* c : cands) {
+            std::set<std::string> mine;
+            for (const auto& d : c->deps) {
+                std::string n = dep_name(d);
+                if (n.empty()) continue;
+                if (mine.insert(n).second) ++needed[n].first;
+                for (Id p : sp.matching(d)) needed[n].second.insert(p);
+                example.emplace(n, c->label() + " requires " + describe_dep(d));
+            }
+        }
+        for (const auto& [n, use] : needed) {
+            if (use.first != cands.size()) continue;
+            for (size_t k = 0; k < jobs.size(); ++k)
+                if (k != i && names[k] == n && !sets[k].empty() && disjoint(use.second, sets[k]))
+                    out.push_back(jobs[k].text + where(jobs[k]) + " excludes every " + n + " that " + jobs[i].text + where(jobs[i]) +
+                                  " can use (" + example[n] + ")");
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+// The machine-side fix when the best candidate of a requirement is held back only by the
+// driver: the driver it needs, at GA and with CUDA minor-version compatibility.
+std::string driver_fix(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<size_t>& blamed) {
+    const SolveInput& in = *sp.context().input;
+    const auto& k = in.knowledge;
+    for (size_t j : blamed) {
+        for (const Candidate* c : candidates_of(sp, jobs[j].dep)) {
+            std::string cuda;
+            bool only_driver = true;
+            for (const auto& d : c->deps) {
+                if (!sp.matching(d).empty()) continue;
+                auto f = split_dep(d);
+                if (f[0] == "fact" && f.size() > 2 && f[1] == "driver") cuda = f[2];
+                else only_driver = false;
+            }
+            if (cuda.empty() || !only_driver) continue;
+            std::string have;
+            for (const auto& t : in.targets)
+                if (!t.target.driver_version.empty())
+                    have += (have.empty() ? "" : ", ") + std::string("driver ") + t.target.driver_version +
+                            (t.target.driver_cuda.empty() ? "" : " runs CUDA <= " + t.target.driver_cuda);
+            std::string need;
+            if (auto ga = knowledge::min_driver_for_cuda(k, cuda)) need = ">= " + *ga + " (CUDA " + cuda + " GA)";
+            if (const auto* rule = knowledge::minor_version_rule(k, cuda); rule && !rule->min_driver.empty())
+                need += (need.empty() ? "" : " or ") + std::string(">= ") + rule->min_driver + " with CUDA " +
+                        std::to_string(rule->cuda_major) + ".x minor-version compatibility";
+            if (need.empty()) need = "one that runs CUDA " + cuda;
+            return "upgrade the NVIDIA driver: " + (have.empty() ? std::string("the target has no NVIDIA driver") : have) + "; " +
+                   c->label() + " needs " + need;
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
 std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<std::string>& problems,
                             const std::vector<size_t>& blamed_jobs, const Resolve& resolve) {
-    std::ostringstream out;
-    out << "No environment satisfies the spec on this machine (" << gpu_list(*sp.context().input) << "; "
-        << driver_list(*sp.context().input) << ").\n";
+    const SolveInput& in = *sp.context().input;
+    // Sections, each a list of lines; the derivation ("How the requirements collide") is cut
+    // first to keep the message on one screen unless --verbose asks for all of it.
+    std::vector<std::string> head, why, collide, help;
+    head.push_back("No environment satisfies the spec on this machine (" + gpu_list(in) + "; " + driver_list(in) + ").");
 
+    for (const auto& line : excluding_pins(sp, jobs)) why.push_back("  - " + line);
     std::vector<std::string> also_involved;
     for (size_t j : blamed_jobs) {
         const Job& job = jobs[j];
-        auto ids = sp.matching(job.dep);
-        std::vector<const Candidate*> cands;
-        for (Id p : ids)
-            if (const Candidate* c = sp.candidate(p)) cands.push_back(c);
-        std::sort(cands.begin(), cands.end(), [](const Candidate* a, const Candidate* b) {
-            if (a->solv_name != b->solv_name) return a->repo_priority > b->repo_priority;
-            return a->rank > b->rank;
-        });
+        auto cands = candidates_of(sp, job.dep);
         if (cands.empty()) {
-            out << "\n" << job.text << where(job) << ":\n  nothing in the indexes matches it\n";
+            why.push_back(job.text + where(job) + ": " + why_nothing_matches(sp, job));
             continue;
         }
         std::vector<std::string> blocked;
         for (const Candidate* c : cands) {
             std::string blocker = first_blocker(sp, *c);
             if (!blocker.empty()) blocked.push_back(c->label() + " " + blocker);
-            if (blocked.size() == 6) break;
+            if (blocked.size() == 4) break;
         }
         if (blocked.empty()) {
             also_involved.push_back(job.text + where(job));
             continue;
         }
-        out << "\n" << job.text << where(job) << ":\n";
-        for (const auto& line : blocked) out << "  - " << line << "\n";
+        why.push_back(job.text + where(job) + ":");
+        for (const auto& line : blocked) why.push_back("  - " + line);
     }
     if (!also_involved.empty()) {
-        out << "\nAlso involved (their candidates need what the above rules out):\n";
-        for (const auto& line : also_involved) out << "  - " << line << "\n";
+        std::string line;
+        for (const auto& a : also_involved) line += (line.empty() ? "" : "; ") + a;
+        why.push_back("Also involved (their candidates need what the above rules out): " + line);
     }
+    // "you asked for X" restates a spec line the sections above already name.
+    for (const auto& line : problems)
+        if (line.rfind("you asked for ", 0) != 0) collide.push_back("  - " + line);
 
-    if (!problems.empty()) {
-        out << "\nHow the requirements collide:\n";
-        size_t n = 0;
-        for (const auto& line : problems) {
-            out << "  - " << line << "\n";
-            if (++n == 14) {
-                out << "  - … and " << problems.size() - n << " more\n";
-                break;
-            }
-        }
-    }
+    if (std::string fix = driver_fix(sp, jobs, blamed_jobs); !fix.empty()) help.push_back("  - " + fix);
 
-    // The smallest relaxation: one requirement first, then pairs, each loosened to its bare name.
+    // The nearest working set: one requirement loosened first, then pairs, each to its bare name.
     std::vector<size_t> loosenable;
     for (size_t j = 0; j < jobs.size(); ++j)
         if (bare_name(jobs[j]) != jobs[j].dep && jobs[j].from.line >= 0) loosenable.push_back(j);
@@ -257,9 +450,11 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
     };
     auto names_of = [&](const std::vector<size_t>& which) {
         std::string s;
-        for (size_t j : which) s += (s.empty() ? "" : " and ") + jobs[j].text;
+        for (size_t j : which) s += (s.empty() ? "" : " and ") + jobs[j].text + where(jobs[j]);
         return s;
     };
+    // What the relaxed solve picks for the loosened names, and for the other requirements
+    // whose pick moved: the concrete set to pin instead.
     auto related = [&](const RelaxResult& r, const std::vector<size_t>& which) {
         std::string s;
         for (const auto& label : r.chosen) {
@@ -274,13 +469,48 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
         return s;
     };
 
-    out << "\nWhat would help:\n";
+    // The nearest version that works: a loosened pin moves as little as it can, upward first
+    // (a newer build that carries what the machine needs), then downward.
+    auto nearest = [&](size_t j, RelaxResult fallback) {
+        auto pinned = candidates_of(sp, jobs[j].dep);
+        auto all = candidates_of(sp, bare_name(jobs[j]));
+        if (pinned.empty() || all.empty()) return fallback;
+        auto newer = [](const Candidate* a, const Candidate* b) {
+            if (a->pep440_version && b->pep440_version) return *a->pep440_version > *b->pep440_version;
+            if (a->conda_version && b->conda_version) return a->conda_version->compare(*b->conda_version) > 0;
+            return a->record.version > b->record.version;
+        };
+        const Candidate* anchor = *std::min_element(pinned.begin(), pinned.end(), newer);   // the newest pinned
+        std::vector<const Candidate*> up, down;
+        std::set<std::string> seen;
+        for (const Candidate* c : all) {
+            if (!seen.insert(c->record.version).second) continue;
+            (newer(c, anchor) ? up : down).push_back(c);
+        }
+        std::sort(up.begin(), up.end(), [&](const Candidate* a, const Candidate* b) { return newer(b, a); });
+        std::sort(down.begin(), down.end(), newer);
+        up.insert(up.end(), down.begin(), down.end());
+        auto f = split_dep(bare_name(jobs[j]));
+        size_t tries = 0;
+        for (const Candidate* c : up) {
+            if (++tries > 12) break;
+            std::vector<Job> relaxed = jobs;
+            relaxed[j].dep = f[0] == "conda" || (f[0] == "either" && c->kind == CandKind::conda)
+                                 ? "conda\t" + c->record.name + " " + c->record.version
+                                 : "pypi\t" + c->dist + "==" + c->record.version;
+            RelaxResult r = resolve(relaxed);
+            if (r.solved) return r;
+        }
+        return fallback;
+    };
+
     bool found = false;
     std::vector<std::pair<std::string, std::string>> single_notes;   // (reason, requirements)
     for (size_t j : order) {
         RelaxResult r = resolve(loosened({j}));
+        if (r.solved) r = nearest(j, r);
         if (r.solved) {
-            out << "  - loosen " << jobs[j].text << where(jobs[j]) << ": then " << related(r, {j}) << " fits\n";
+            help.push_back("  - loosen " + jobs[j].text + where(jobs[j]) + ": then " + related(r, {j}) + " fits");
             found = true;
         } else if (std::find(blamed_jobs.begin(), blamed_jobs.end(), j) != blamed_jobs.end()) {
             std::string reason = first_reason(r.problems);
@@ -295,15 +525,14 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
             for (size_t b = a + 1; b < order.size() && !found && tries < 60; ++b, ++tries) {
                 RelaxResult r = resolve(loosened({order[a], order[b]}));
                 if (r.solved) {
-                    out << "  - loosen " << names_of({order[a], order[b]}) << ": then "
-                        << related(r, {order[a], order[b]}) << " fit\n";
+                    help.push_back("  - loosen " + names_of({order[a], order[b]}) + ": then " + related(r, {order[a], order[b]}) + " fit");
                     found = true;
                 }
             }
     }
     for (const auto& [reason, which] : single_notes)
-        out << "  - loosening " << (which.find(", ") == std::string::npos ? which : "any one of " + which)
-            << " alone is not enough: " << reason << "\n";
+        help.push_back("  - loosening " + (which.find(", ") == std::string::npos ? which : "any one of " + which) +
+                       " alone is not enough: " + reason);
     if (!found) {
         // The knock-on effects: loosen every blamed requirement at once and say what follows.
         std::vector<size_t> blamed_loose;
@@ -312,12 +541,35 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
         if (blamed_loose.size() > 2) {
             RelaxResult r = resolve(loosened(blamed_loose));
             if (r.solved)
-                out << "  - loosen all of " << names_of(blamed_loose) << ": then " << related(r, blamed_loose) << " fit\n";
+                help.push_back("  - loosen all of " + names_of(blamed_loose) + ": then " + related(r, blamed_loose) + " fit");
             else
-                out << "  - even with all of " << names_of(blamed_loose) << " loosened: " << first_reason(r.problems, 4) << "\n";
+                help.push_back("  - even with all of " + names_of(blamed_loose) + " loosened: " + first_reason(r.problems, 4));
         }
-        out << "  - no loosening of one or two requirements solves it on this machine\n";
+        help.push_back("  - no loosening of one or two requirements solves it on this machine");
     }
+
+    // One screen: 40 lines by default; the derivation gives way first, then long lists.
+    const size_t budget = in.verbose ? SIZE_MAX : 40;
+    size_t fixed = head.size() + (why.empty() ? 0 : why.size() + 1) + help.size() + 2;
+    size_t room = fixed + 2 < budget ? budget - fixed - 2 : 0;
+    std::ostringstream out;
+    for (const auto& l : head) out << l << "\n";
+    if (!why.empty()) {
+        out << "\n";
+        size_t limit = in.verbose ? why.size() : std::min(why.size(), budget / 2);
+        for (size_t i = 0; i < limit; ++i) out << why[i] << "\n";
+        if (limit < why.size()) out << "  … " << why.size() - limit << " more lines (--verbose shows them)\n";
+    }
+    if (!collide.empty() && room > 0) {
+        out << "\nHow the requirements collide:\n";
+        size_t limit = std::min(collide.size(), room);
+        for (size_t i = 0; i < limit; ++i) out << collide[i] << "\n";
+        if (limit < collide.size()) out << "  - … and " << collide.size() - limit << " more (--verbose shows the full derivation)\n";
+    }
+    out << "\nWhat would help:\n";
+    size_t help_limit = in.verbose ? help.size() : std::min(help.size(), budget / 3);
+    for (size_t i = 0; i < help_limit; ++i) out << help[i] << "\n";
+    if (help_limit < help.size()) out << "  - … " << help.size() - help_limit << " more (--verbose)\n";
     return out.str();
 }
 

@@ -15,22 +15,6 @@ namespace envlock::solve_detail {
 
 namespace {
 
-// conda names whose Python distribution has another name on PyPI.
-std::string conda_dist_name(const std::string& conda_name) {
-    static const std::map<std::string, std::string> renamed = {
-        {"pytorch", "torch"}, {"pytorch-cpu", "torch"}, {"pytorch-gpu", "torch"},
-        {"py-opencv", "opencv-python"}, {"pytorch-lightning", "pytorch-lightning"},
-    };
-    if (auto it = renamed.find(conda_name); it != renamed.end()) return it->second;
-    // Not Python distributions: runtimes, compilers, metapackages, virtual packages.
-    if (conda_name.rfind("__", 0) == 0 || conda_name.rfind("lib", 0) == 0 || conda_name.rfind("cuda", 0) == 0 ||
-        conda_name == "numpy-base" || conda_name == "python" || conda_name == "python_abi" || conda_name == "mkl" ||
-        conda_name == "blas" || conda_name.rfind("gcc", 0) == 0 || conda_name.rfind("gxx", 0) == 0 ||
-        conda_name.rfind("_", 0) == 0 || conda_name == "pytorch-mutex" || conda_name == "pytorch-cuda")
-        return "";
-    return pep508::normalize_name(conda_name);
-}
-
 bool is_conda_compiler(const std::string& name) {
     return name == "gcc" || name == "gxx" || name == "gcc_linux-64" || name == "gxx_linux-64" ||
            name == "gcc_impl_linux-64" || name == "gxx_impl_linux-64" || name == "gcc_linux-aarch64" ||
@@ -71,6 +55,22 @@ std::string torch_pypi_default_variant(const knowledge::Knowledge& k, const std:
 }
 
 }  // namespace
+
+// conda names whose Python distribution has another name on PyPI.
+std::string conda_dist_name(const std::string& conda_name) {
+    static const std::map<std::string, std::string> renamed = {
+        {"pytorch", "torch"}, {"pytorch-cpu", "torch"}, {"pytorch-gpu", "torch"},
+        {"py-opencv", "opencv-python"}, {"pytorch-lightning", "pytorch-lightning"},
+    };
+    if (auto it = renamed.find(conda_name); it != renamed.end()) return it->second;
+    // Not Python distributions: runtimes, compilers, metapackages, virtual packages.
+    if (conda_name.rfind("__", 0) == 0 || conda_name.rfind("lib", 0) == 0 || conda_name.rfind("cuda", 0) == 0 ||
+        conda_name == "numpy-base" || conda_name == "python" || conda_name == "python_abi" || conda_name == "mkl" ||
+        conda_name == "blas" || conda_name.rfind("gcc", 0) == 0 || conda_name.rfind("gxx", 0) == 0 ||
+        conda_name.rfind("_", 0) == 0 || conda_name == "pytorch-mutex" || conda_name == "pytorch-cuda")
+        return "";
+    return pep508::normalize_name(conda_name);
+}
 
 std::vector<int> all_gpu_sms(const SolveInput& input) {
     std::vector<int> out;
@@ -113,8 +113,19 @@ std::string Candidate::label() const {
         case CandKind::virtual_package: return "the machine's " + record.name + " " + record.version;
         case CandKind::system_nvcc: return "system nvcc " + record.version + " at " + record.url;
         case CandKind::system_compiler: return "system gcc " + record.version + " at " + record.url;
+        case CandKind::extra: return solv_name.substr(solv_name.find(':') + 1) + " " + record.version;
     }
     return record.name;
+}
+
+std::vector<std::string> pypi_dep_arguments(const std::string& requirement) {
+    std::vector<std::string> out{"pypi\t" + requirement};
+    try {
+        auto req = pep508::Requirement::parse(requirement);
+        for (const auto& e : req.extras) out.push_back("pypiextra\t" + pep508::normalize_name(e) + "\t" + requirement);
+    } catch (const InputError&) {
+    }
+    return out;
 }
 
 std::vector<std::string> split_dep(const std::string& argument) {
@@ -157,6 +168,9 @@ std::string describe_dep(const std::string& argument) {
     if (kind == "cudaat" && f.size() > 1) return "a CUDA build or toolkit with CUDA " + f[1];
     if (kind == "constrains" && f.size() > 1) return "a version outside " + f[1];
     if (kind == "otherdist" && f.size() > 1) return "another installed copy of " + f[1];
+    if (kind == "feature" && f.size() > 1) return "a package that tracks the feature " + f[1] + " (conda's `features`)";
+    if (kind == "pypiextra" && f.size() > 2) return f[2] + " with its extra " + f[1];
+    if (kind == "exactly") return "its own release";
     return argument;
 }
 
@@ -255,6 +269,25 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
     }
     // "advisory\tID\tREQUIREMENT" or "advisory\tID\tcudaat\tSPEC": the other member of the pair.
     if (kind == "advisory") return f.at(2) == "cudaat" ? compute("cudaat\t" + f.at(3)) : pypi_matches(f.at(2));
+    if (kind == "exactly") return {id_of(std::stoul(f.at(1)))};
+    if (kind == "pypiextra") {
+        auto req = pep508::Requirement::parse(f.at(2));
+        auto it = extras_.find(req.normalized_name + "[" + f.at(1) + "]");
+        if (it == extras_.end()) return out;
+        for (int pass = 0; pass < 2 && out.empty(); ++pass) {
+            std::optional<bool> pre = pass == 0 ? std::nullopt : std::optional<bool>(true);
+            for (size_t i : it->second)
+                if (cands_[i].pep440_version && req.specifier.contains(*cands_[i].pep440_version, pre)) out.push_back(id_of(i));
+        }
+        return out;
+    }
+    if (kind == "feature") {
+        for (size_t i = 0; i < cands_.size(); ++i) {
+            const auto& tf = cands_[i].record.track_features;
+            if (cands_[i].kind == CandKind::conda && std::find(tf.begin(), tf.end(), f.at(1)) != tf.end()) out.push_back(id_of(i));
+        }
+        return out;
+    }
     if (kind == "otherdist") {
         if (auto it = by_dist_.find(f.at(1)); it != by_dist_.end())
             for (size_t i : it->second)
@@ -387,12 +420,25 @@ void SolvPool::add_candidates() {
         cands_.push_back(std::move(c));
     }
 
-    // conda: strict channel priority drops a name from every channel below the first that has it.
+    // conda: strict channel priority drops a name from every channel below the first that has
+    // it (conda's docs, "Strict channel priority"); what it drops is kept to explain with.
+    // Of one build offered as .conda and .tar.bz2, the .conda is taken (as conda and mamba do).
     std::set<std::string> names_in_higher;
     for (size_t ch = 0; ch < in.channels.size(); ++ch) {
         std::set<std::string> names_here;
+        std::set<std::string> conda_builds;   // subdir/name-version-build offered as .conda
+        auto build_key = [](const IndexRecord& r) { return r.subdir + "/" + r.name + "-" + r.version + "-" + r.build; };
+        for (const auto& rec : in.channels[ch].records)
+            if (rec.filename.size() > 6 && rec.filename.compare(rec.filename.size() - 6, 6, ".conda") == 0)
+                conda_builds.insert(build_key(rec));
         for (const auto& rec : in.channels[ch].records) {
-            if (in.strict_channel_priority && names_in_higher.count(rec.name)) continue;
+            if (in.strict_channel_priority && names_in_higher.count(rec.name)) {
+                masked_.push_back({rec, ch});
+                continue;
+            }
+            if (rec.filename.size() > 8 && rec.filename.compare(rec.filename.size() - 8, 8, ".tar.bz2") == 0 &&
+                conda_builds.count(build_key(rec)))
+                continue;
             auto version = conda::Version::try_parse(rec.version);
             if (!version) continue;
             names_here.insert(rec.name);
@@ -405,6 +451,9 @@ void SolvPool::add_candidates() {
             c.pep440_version = pep440::Version::try_parse(rec.version);
             c.cuda = cuda_build_of(rec);
             c.repo_priority = 100 - static_cast<int>(ch);
+            // conda's classic resolve: a record's `features` each need a package that tracks
+            // the feature (track_features), e.g. pytorch *_cpu builds need `cpuonly`.
+            for (const auto& f : rec.features) c.deps.push_back("feature\t" + f);
             for (const auto& d : rec.depends) c.deps.push_back("conda\t" + d);
             for (const auto& d : rec.constrains) c.conflicts.push_back("constrains\t" + d);
             if (!c.dist.empty()) c.conflicts.push_back("otherdist\t" + c.dist);
@@ -474,7 +523,7 @@ void SolvPool::add_candidates() {
             try {
                 auto req = pep508::Requirement::parse(d);
                 if (!req.applies(marker_env)) continue;
-                c.deps.push_back("pypi\t" + d);
+                for (auto& arg : pypi_dep_arguments(d)) c.deps.push_back(std::move(arg));
             } catch (const InputError&) {
                 // An unparseable Requires-Dist line is the index's fault; pip skips it too.
             }
@@ -492,11 +541,53 @@ void SolvPool::add_candidates() {
         c.repo_priority = 300;
         for (const auto& d : rec.depends) {
             try {
-                if (pep508::Requirement::parse(d).applies(marker_env)) c.deps.push_back("pypi\t" + d);
+                if (pep508::Requirement::parse(d).applies(marker_env))
+                    for (auto& arg : pypi_dep_arguments(d)) c.deps.push_back(std::move(arg));
             } catch (const InputError&) {
             }
         }
         cands_.push_back(std::move(c));
+    }
+
+    // Extras: for each extra some requirement asks of a project, a candidate per release that
+    // requires that release and the Requires-Dist lines the extra turns on (PEP 508 `extra`).
+    std::map<std::string, std::set<std::string>> asked;   // dist -> extras
+    auto note_extras = [&](const std::string& text) {
+        try {
+            auto req = pep508::Requirement::parse(text);
+            for (const auto& e : req.extras) asked[req.normalized_name].insert(pep508::normalize_name(e));
+        } catch (const InputError&) {
+        }
+    };
+    for (const auto& r : in.spec.requirements) note_extras(r.text);
+    for (const auto& c : cands_)
+        if (c.kind == CandKind::pypi || c.kind == CandKind::source)
+            for (const auto& d : c.record.depends) note_extras(d);
+    size_t bases = cands_.size();
+    for (size_t i = 0; i < bases; ++i) {
+        if (cands_[i].kind != CandKind::pypi && cands_[i].kind != CandKind::source) continue;
+        auto it = asked.find(cands_[i].dist);
+        if (it == asked.end()) continue;
+        for (const auto& e : it->second) {
+            Candidate x;
+            x.kind = CandKind::extra;
+            x.record = cands_[i].record;
+            x.dist = "";
+            x.solv_name = "extra:" + cands_[i].dist + "[" + e + "]";
+            x.pep440_version = cands_[i].pep440_version;
+            x.repo_priority = cands_[i].repo_priority;
+            x.deps.push_back("exactly\t" + std::to_string(i));
+            for (const auto& d : cands_[i].record.depends) {
+                try {
+                    auto req = pep508::Requirement::parse(d);
+                    if (req.applies(marker_env, {e}) && !req.applies(marker_env))
+                        for (auto& arg : pypi_dep_arguments(d)) x.deps.push_back(std::move(arg));
+                } catch (const InputError&) {
+                }
+            }
+            extras_[cands_[i].dist + "[" + e + "]"].push_back(cands_.size());
+            cands_.push_back(std::move(x));
+        }
     }
 
     for (size_t i = 0; i < cands_.size(); ++i) {
@@ -602,28 +693,125 @@ void SolvPool::apply_advisory(const std::string& id, const AdvisoryRule& rule) {
     }
 }
 
+namespace {
+
+// The best version a conda dependency can reach: the candidates it selects, ranked as
+// candidates are (no track_features first, then the higher version).
+struct Reach {
+    bool tracked = false;
+    conda::Version version;
+};
+
+// <0 when a is better than b. A dependency that reaches something beats one that reaches nothing.
+int compare_reach(const std::optional<Reach>& a, const std::optional<Reach>& b) {
+    if (a.has_value() != b.has_value()) return a ? -1 : 1;
+    if (!a) return 0;
+    if (a->tracked != b->tracked) return a->tracked ? 1 : -1;
+    return -a->version.compare(b->version);
+}
+
+}  // namespace
+
 void SolvPool::add_to_pool() {
     // Our preference becomes libsolv's: within one name, a higher EVR is a better candidate.
     std::map<std::string, std::vector<size_t>> by_name;
     for (size_t i = 0; i < cands_.size(); ++i) by_name[cands_[i].solv_name].push_back(i);
     std::vector<std::string> evr(cands_.size());
+
+    std::unordered_map<std::string, std::optional<Reach>> reach_cache;
+    auto reach = [&](const std::string& spec) -> std::optional<Reach> {
+        if (auto it = reach_cache.find(spec); it != reach_cache.end()) return it->second;
+        std::optional<Reach> best;
+        try {
+            auto ms = conda::MatchSpec::parse(spec);
+            if (auto it = by_conda_name_.find(ms.name); it != by_conda_name_.end())
+                for (size_t i : it->second) {
+                    const auto& c = cands_[i];
+                    if (!c.conda_version || !ms.matches(c.record, *c.conda_version)) continue;
+                    Reach r{!c.record.track_features.empty(), *c.conda_version};
+                    if (compare_reach(r, best) < 0) best = r;
+                }
+        } catch (const InputError&) {
+        }
+        reach_cache.emplace(spec, best);
+        return best;
+    };
+    // conda, as libsolv's conda mode orders candidates (policy.c, prune_to_best_version): fewer
+    // track_features first, then the higher version, then the higher build number.
+    auto conda_primary = [](const Candidate& x, const Candidate& y) {
+        if (x.record.track_features.size() != y.record.track_features.size())
+            return x.record.track_features.size() < y.record.track_features.size() ? -1 : 1;
+        if (int cmp = x.conda_version->compare(*y.conda_version); cmp != 0) return cmp > 0 ? -1 : 1;
+        if (x.record.build_number != y.record.build_number) return x.record.build_number > y.record.build_number ? -1 : 1;
+        return 0;
+    };
+
     for (auto& [name, members] : by_name) {
         std::stable_sort(members.begin(), members.end(), [&](size_t a, size_t b) {
             const auto& x = cands_[a];
             const auto& y = cands_[b];
-            if (x.kind == CandKind::conda) {
-                int cmp = x.conda_version->compare(*y.conda_version);
-                if (cmp != 0) return cmp > 0;
-                bool xf = x.record.track_features.empty(), yf = y.record.track_features.empty();
-                if (xf != yf) return xf;
-                if (x.record.build_number != y.record.build_number) return x.record.build_number > y.record.build_number;
-                return x.record.timestamp > y.record.timestamp;
+            if (x.kind == CandKind::conda && y.kind == CandKind::conda) {
+                if (int cmp = conda_primary(x, y); cmp != 0) return cmp < 0;
+                return x.record.filename < y.record.filename;
             }
             if (x.pep440_version && y.pep440_version && *x.pep440_version != *y.pep440_version)
                 return *x.pep440_version > *y.pep440_version;
-            if (x.conda_version && y.conda_version) return x.conda_version->compare(*y.conda_version) > 0;
-            return false;
+            if (x.conda_version && y.conda_version && x.conda_version->compare(*y.conda_version) != 0)
+                return x.conda_version->compare(*y.conda_version) > 0;
+            return x.record.url < y.record.url;
         });
+        // Builds equal so far: the one whose dependencies reach higher versions, compared over
+        // the dependency names they all share in name order, then the newer timestamp (rattler's
+        // conda_sorting.rs; conda-forge's libsolv patch conda_variant_priorization, which
+        // Debian's libsolv lacks). Filename last, so the order is total and the lock stable.
+        for (size_t begin = 0; begin < members.size();) {
+            size_t end = begin + 1;
+            const auto& first = cands_[members[begin]];
+            while (end < members.size() && first.kind == CandKind::conda && cands_[members[end]].kind == CandKind::conda &&
+                   conda_primary(first, cands_[members[end]]) == 0)
+                ++end;
+            if (end - begin > 1) {
+                std::map<size_t, std::map<std::string, std::vector<std::string>>> deps_by_name;
+                std::map<std::string, size_t> seen;
+                for (size_t m = begin; m < end; ++m) {
+                    auto& mine = deps_by_name[members[m]];
+                    for (const auto& d : cands_[members[m]].record.depends) {
+                        try {
+                            mine[conda::MatchSpec::parse(d).name].push_back(d);
+                        } catch (const InputError&) {
+                        }
+                    }
+                    for (const auto& [n, specs] : mine) ++seen[n];
+                }
+                std::vector<std::string> shared;
+                for (const auto& [n, count] : seen)
+                    if (count == end - begin) shared.push_back(n);
+                std::map<size_t, std::vector<std::optional<Reach>>> key;
+                for (size_t m = begin; m < end; ++m) {
+                    auto& k = key[members[m]];
+                    for (const auto& n : shared) {
+                        // Several requirements on one name: the most restrictive of their reaches.
+                        std::optional<Reach> least;
+                        bool any = false;
+                        for (const auto& spec : deps_by_name[members[m]][n]) {
+                            auto r = reach(spec);
+                            if (!any || compare_reach(r, least) > 0) least = r;
+                            any = true;
+                        }
+                        k.push_back(least);
+                    }
+                }
+                std::stable_sort(members.begin() + static_cast<long>(begin), members.begin() + static_cast<long>(end), [&](size_t a, size_t b) {
+                    const auto& ka = key[a];
+                    const auto& kb = key[b];
+                    for (size_t i = 0; i < ka.size(); ++i)
+                        if (int cmp = compare_reach(ka[i], kb[i]); cmp != 0) return cmp < 0;
+                    if (cands_[a].record.timestamp != cands_[b].record.timestamp) return cands_[a].record.timestamp > cands_[b].record.timestamp;
+                    return cands_[a].record.filename < cands_[b].record.filename;
+                });
+            }
+            begin = end;
+        }
         for (size_t rank = 0; rank < members.size(); ++rank) {
             cands_[members[rank]].rank = static_cast<int>(members.size() - rank);
             evr[members[rank]] = std::to_string(members.size() - rank);

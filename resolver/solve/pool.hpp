@@ -18,7 +18,9 @@
 
 namespace envlock::solve_detail {
 
-enum class CandKind { conda, pypi, source, virtual_package, system_nvcc, system_compiler };
+// extra: a PyPI/source candidate with one of its extras (PEP 508 `name[extra]`): it requires
+// exactly its base candidate and what the extra adds; it is never locked itself.
+enum class CandKind { conda, pypi, source, virtual_package, system_nvcc, system_compiler, extra };
 
 struct Candidate {
     IndexRecord record;
@@ -52,6 +54,13 @@ struct PoolContext {
     bool cuda_extensions = false;
 };
 
+// A conda record strict channel priority set aside: `channel` is its own channel's index; a
+// higher-priority channel has the name.
+struct MaskedRecord {
+    IndexRecord record;
+    size_t channel = 0;
+};
+
 class SolvPool {
 public:
     SolvPool(const PoolContext& ctx);
@@ -66,6 +75,7 @@ public:
     std::vector<Id> matching(const std::string& argument);  // solvables a dep argument selects
     const PoolContext& context() const { return ctx_; }
     Id first_solvable() const { return first_id_; }
+    const std::vector<MaskedRecord>& masked() const { return masked_; }
 
 private:
     static Id namespace_callback(Pool* pool, void* data, Id name, Id evr);
@@ -84,6 +94,8 @@ private:
     Id ns_ = 0;
     Id first_id_ = 0;
     std::vector<Candidate> cands_;
+    std::vector<MaskedRecord> masked_;
+    std::unordered_map<std::string, std::vector<size_t>> extras_;   // "dist[extra]" -> extra candidates
     std::unordered_map<std::string, std::vector<size_t>> by_conda_name_;
     std::unordered_map<std::string, std::vector<size_t>> by_dist_;
     std::vector<size_t> nvcc_providers_;
@@ -100,6 +112,13 @@ std::optional<int> buildable_arch(const knowledge::Knowledge& k, const std::stri
 std::vector<int> all_gpu_sms(const SolveInput& input);
 
 using knowledge::major_minor;   // "11.1.105" -> "11.1"
+
+// The Python distribution a conda package is ("pytorch" -> "torch"), "" for none.
+std::string conda_dist_name(const std::string& conda_name);
+
+// The dependency arguments of a PEP 508 requirement: "pypi\tREQ", and for each extra it asks
+// for, "pypiextra\tEXTRA\tREQ" (the candidates of that extra whose version REQ allows).
+std::vector<std::string> pypi_dep_arguments(const std::string& requirement);
 
 // Splits "kind\targ1\targ2" into its fields.
 std::vector<std::string> split_dep(const std::string& argument);

@@ -10,6 +10,7 @@
 #include "resolver/specs/pep508.hpp"
 #include "resolver/solve/explain.hpp"
 #include "resolver/solve/pool.hpp"
+#include "resolver/solve/self_check.hpp"
 #include "resolver/lock/spec_io.hpp"
 
 #include "resolver/solve/libsolv.hpp"
@@ -83,7 +84,14 @@ Attempt run(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<Id>& f
     Pool* pool = sp.pool();
     Queue q;
     queue_init(&q);
-    for (const auto& job : jobs) queue_push2(&q, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, sp.dep_id(job.dep));
+    for (const auto& job : jobs) {
+        // libsolv turns an install job whose namespace dependency matches nothing into
+        // "install the system solvable" (solver.c, "force install of namespace supplements
+        // hack"): the requirement would vanish. Such a job asks for a plain name nothing
+        // provides instead, which libsolv reports as a job nothing provides.
+        Id dep = sp.matching(job.dep).empty() ? pool_str2id(pool, ("nothing-matches\t" + job.dep).c_str(), 1) : sp.dep_id(job.dep);
+        queue_push2(&q, SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES, dep);
+    }
     for (Id p : favored) queue_push2(&q, SOLVER_FAVOR | SOLVER_SOLVABLE, p);
     Solver* solv = solver_create(pool);
     solver_set_flag(solv, SOLVER_FLAG_ALLOW_UNINSTALL, 0);
@@ -95,7 +103,7 @@ Attempt run(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<Id>& f
         for (size_t i = 0; i < sp.candidates().size(); ++i) {
             Id p = sp.first_solvable() + static_cast<Id>(i);
             const Candidate* c = sp.candidate(p);
-            if (c->kind == CandKind::virtual_package) continue;
+            if (c->kind == CandKind::virtual_package || c->kind == CandKind::extra) continue;
             if (solver_get_decisionlevel(solv, p) > 0) a.installed.push_back(p);
         }
     } else {
@@ -169,26 +177,47 @@ std::vector<std::string> who_asked_for(SolvPool& sp, const std::vector<Job>& job
 
 namespace {
 
-// Every python version the channels offer, by major.minor.
+// The Python interpreter requirements of the spec as conda MatchSpecs: "python=3.9.18",
+// "python 3.9.* *_73_pypy" as written; a PEP 508 "python>=3.8" as "python >=3.8".
+std::vector<std::pair<const SpecRequirement*, conda::MatchSpec>> python_specs(const Spec& spec) {
+    std::vector<std::pair<const SpecRequirement*, conda::MatchSpec>> out;
+    for (const auto& r : spec.requirements) {
+        if (!is_python_requirement(r)) continue;
+        if (r.ecosystem != "conda") {
+            try {
+                auto req = pep508::Requirement::parse(r.text);
+                out.emplace_back(&r, conda::MatchSpec::parse("python " + (req.specifier.empty() ? std::string("*") : req.specifier.str())));
+                continue;
+            } catch (const InputError&) {
+                if (r.ecosystem == "pypi") throw;
+            }
+        }
+        out.emplace_back(&r, conda::MatchSpec::parse(r.text));
+    }
+    if (!spec.python.empty()) {
+        std::string text = spec.python;
+        bool bare = std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.'; });
+        out.emplace_back(nullptr, conda::MatchSpec::parse("python " + (bare ? text + ".*" : text)));
+    }
+    return out;
+}
+
+// Every python version the channels offer, by major.minor. Under strict channel priority only
+// the first channel that has python offers it (conda's rule, as for any name).
 std::map<std::string, std::vector<std::string>> python_releases(const SolveInput& input) {
     std::map<std::string, std::vector<std::string>> out;
-    for (const auto& ch : input.channels)
+    for (const auto& ch : input.channels) {
         for (const auto& r : ch.records)
             if (r.name == "python") out[major_minor(r.version)].push_back(r.version);
+        if (!out.empty() && input.strict_channel_priority) break;
+    }
     return out;
 }
 
 std::vector<std::string> python_minors_to_try(const SolveInput& input, const std::map<std::string, std::vector<std::string>>& releases) {
     std::set<std::string> minors;
     for (const auto& [m, versions] : releases) minors.insert(m);
-    std::vector<conda::MatchSpec> constraints;
-    for (const auto& r : input.spec.requirements)
-        if (is_python_requirement(r)) constraints.push_back(conda::MatchSpec::parse(r.text));
-    if (!input.spec.python.empty()) {
-        std::string text = input.spec.python;
-        bool bare = std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.'; });
-        constraints.push_back(conda::MatchSpec::parse("python " + (bare ? text + ".*" : text)));
-    }
+    auto constraints = python_specs(input.spec);
     if (minors.empty() && !input.spec.python.empty()) minors.insert(major_minor(input.spec.python));
     std::vector<std::pair<conda::Version, std::string>> ordered;
     for (const auto& m : minors) {
@@ -197,14 +226,14 @@ std::vector<std::string> python_minors_to_try(const SolveInput& input, const std
         // A minor is allowed when some patch release of it satisfies every constraint.
         bool ok = true;
         auto offered = releases.find(m);
-        for (const auto& c : constraints) {
+        for (const auto& [from, c] : constraints) {
             bool any = false;
             if (offered != releases.end())
                 for (const auto& version : offered->second) {
                     auto rv = conda::Version::try_parse(version);
                     if (rv && c.matches_version(*rv)) any = true;
                 }
-            if (!any && !c.matches_version(*v)) ok = false;
+            if (!any && (offered != releases.end() || !c.matches_version(*v))) ok = false;
         }
         if (ok) ordered.emplace_back(*v, m);
     }
@@ -212,6 +241,22 @@ std::vector<std::string> python_minors_to_try(const SolveInput& input, const std
     std::vector<std::string> out;
     for (const auto& [v, m] : ordered) out.push_back(m);
     return out;
+}
+
+// The newest patch release of `minor` every python constraint allows: what PyPI markers and
+// Requires-Python are evaluated for.
+std::string python_full_for(const std::string& minor, const std::map<std::string, std::vector<std::string>>& releases,
+                            const std::vector<std::pair<const SpecRequirement*, conda::MatchSpec>>& constraints) {
+    std::optional<pep440::Version> best;
+    if (auto offered = releases.find(minor); offered != releases.end())
+        for (const auto& version : offered->second) {
+            auto cv = conda::Version::try_parse(version);
+            auto v = pep440::Version::try_parse(version);
+            if (!cv || !v) continue;
+            if (!std::all_of(constraints.begin(), constraints.end(), [&](const auto& c) { return c.second.matches_version(*cv); })) continue;
+            if (!best || *v > *best) best = v;
+        }
+    return best ? best->str() : minor + ".0";
 }
 
 }  // namespace
@@ -222,13 +267,22 @@ SolveOutcome solve(const SolveInput& input) {
     if (input.targets.empty()) throw InputError("resolve: no target machine given");
     SolveOutcome outcome;
 
+    // Python is asked for only when the spec names it or asks for PyPI packages or sources;
+    // a conda-only spec gets python only where a package depends on it (conda does the same).
     std::vector<Job> spec_jobs;
+    bool needs_python = !input.sources.empty() || !input.spec.python.empty();
     for (const auto& r : input.spec.requirements) {
-        if (is_python_requirement(r)) continue;   // the Python loop below pins it
-        spec_jobs.push_back({job_dep(r), r.text, r.from});
+        if (is_python_requirement(r)) {
+            needs_python = true;
+            continue;
+        }
+        Job job{job_dep(r), r.text, r.from};
+        if (job.dep.rfind("conda\t", 0) != 0) needs_python = true;
+        spec_jobs.push_back(std::move(job));
     }
     for (const auto& s : input.sources)
         spec_jobs.push_back({"source\t" + pep508::normalize_name(s.name), s.name + " from " + s.git + " at " + s.rev, {}});
+    auto python_constraints = python_specs(input.spec);
 
     PoolContext base;
     base.input = &input;
@@ -238,26 +292,65 @@ SolveOutcome solve(const SolveInput& input) {
 
     auto releases = python_releases(input);
     auto minors = python_minors_to_try(input, releases);
-    if (minors.empty())
-        throw UnmetError("no Python the channels offer satisfies the spec's python requirement" +
-                         (input.spec.python.empty() ? std::string() : " (" + input.spec.python + ")"));
+    if (minors.empty() && needs_python) {
+        std::string asked;
+        for (const auto& [from, ms] : python_constraints)
+            asked += (asked.empty() ? "" : ", ") + (from ? from->text + (format_provenance(from->from).empty() ? "" : " (" + format_provenance(from->from) + ")")
+                                                         : "python " + input.spec.python);
+        std::string offered;
+        for (const auto& [m, versions] : releases)
+            for (const auto& v : versions) offered += (offered.empty() ? "" : ", ") + v;
+        std::string why = "No environment satisfies the spec: no Python the channels offer satisfies " + asked +
+                          (offered.empty() ? "; no channel offers python" : "; python " + offered + " is offered");
+        // Strict channel priority: a lower channel's python that would fit is named, with the channel that masks it.
+        if (input.strict_channel_priority) {
+            SolveInput all = input;
+            all.strict_channel_priority = false;
+            if (!python_minors_to_try(all, python_releases(all)).empty()) {
+                size_t first = 0;
+                while (first < input.channels.size() &&
+                       std::none_of(input.channels[first].records.begin(), input.channels[first].records.end(),
+                                    [](const IndexRecord& r) { return r.name == "python"; }))
+                    ++first;
+                why += "\n  masked by strict channel priority: a lower channel has a python that fits, but python comes only from " +
+                       input.channels[first].channel + ", the first channel that has it";
+            }
+        }
+        throw UnmetError(why);
+    }
+    // Without Python in the request, one attempt: the minor only names wheel tags nobody asks for.
+    if (!needs_python) minors = {minors.empty() ? std::string("3.8") : minors.front()};
 
     std::string first_failure;
     for (const auto& minor : minors) {
         PoolContext ctx = base;
         ctx.python_minor = minor;
-        ctx.python_full = minor + ".0";
-        if (auto offered = releases.find(minor); offered != releases.end())
-            for (const auto& version : offered->second) {
-                auto v = pep440::Version::try_parse(version);
-                if (v && (ctx.python_full == minor + ".0" || *v > pep440::Version::parse(ctx.python_full)))
-                    ctx.python_full = v->str();
-            }
+        ctx.python_full = python_full_for(minor, releases, python_constraints);
         SolvPool sp(ctx);
-        std::vector<Job> jobs = spec_jobs;
+        std::vector<Job> jobs;
+        pep508::MarkerEnv env = pep508::MarkerEnv::for_target(ctx.python_full, ctx.combined.platform.empty() ? "linux-64" : ctx.combined.platform);
+        for (const auto& job : spec_jobs) {
+            // A requirement whose marker does not hold for this Python and platform is not asked for.
+            auto f = split_dep(job.dep);
+            if (f[0] == "pypi" || f[0] == "either") {
+                try {
+                    if (!pep508::Requirement::parse(f[1]).applies(env)) continue;
+                } catch (const InputError&) {
+                }
+            }
+            jobs.push_back(job);
+            // `name[extra]`: the extra's own candidates too, so what it adds is installed.
+            if (f[0] == "pypi" || f[0] == "either")
+                for (const auto& arg : pypi_dep_arguments(f[1]))
+                    if (arg.rfind("pypiextra\t", 0) == 0) jobs.push_back({arg, job.text, job.from});
+        }
         bool conda_python = std::any_of(sp.candidates().begin(), sp.candidates().end(),
                                         [](const Candidate& c) { return c.kind == CandKind::conda && c.record.name == "python"; });
-        if (conda_python) jobs.push_back({"conda\tpython " + minor + ".*", "python " + minor, {}});
+        if (conda_python && needs_python) {
+            jobs.push_back({"conda\tpython " + minor + ".*", "python " + minor, {}});
+            for (const auto& [from, ms] : python_constraints)
+                jobs.push_back({"conda\t" + ms.original(), from ? from->text : "python " + input.spec.python, from ? from->from : Provenance{}});
+        }
 
         std::vector<Id> favored;
         for (size_t i = 0; i < sp.candidates().size(); ++i) {
@@ -265,14 +358,19 @@ SolveOutcome solve(const SolveInput& input) {
             std::string key = (c.kind == CandKind::conda ? "conda:" : "pypi:") + (c.kind == CandKind::conda ? c.record.name : c.dist);
             auto it = input.previous.find(key);
             if (it == input.previous.end() || it->second != c.record.version) continue;
+            // conda: the locked build, not every build of the locked version.
+            if (auto b = input.previous.find(key + "#build"); c.kind == CandKind::conda && b != input.previous.end() && b->second != c.record.build)
+                continue;
             if (input.update_all || input.update.count(c.record.name) || input.update.count(c.dist)) continue;
             favored.push_back(sp.first_solvable() + static_cast<Id>(i));
         }
 
+        // Favoured in preference order, so libsolv's favour keeps our ranking among them.
+        std::sort(favored.begin(), favored.end(), [&](Id a, Id b) { return sp.candidate(a)->rank > sp.candidate(b)->rank; });
         Attempt a = run(sp, jobs, favored);
         if (!a.solved) {
             if (first_failure.empty()) {
-                first_failure = "Python " + minor + ":\n" + explain_failure(sp, jobs, a.problems, a.blamed_jobs,
+                first_failure = explain_failure(sp, jobs, a.problems, a.blamed_jobs,
                     [&](const std::vector<Job>& relaxed) {
                         Attempt r = run(sp, relaxed, {});
                         RelaxResult out;
@@ -285,13 +383,26 @@ SolveOutcome solve(const SolveInput& input) {
             continue;
         }
 
+        std::vector<const Candidate*> chosen;
+        for (Id p : a.installed) chosen.push_back(sp.candidate(p));
+        // The proof of the result, made apart from the pool: a failure here is a bug of the
+        // solve, and no lock is written (exit 3).
+        std::vector<IndexRecord> records;
+        std::string python = needs_python ? ctx.python_full : "";
+        for (const Candidate* c : chosen) {
+            if (c->kind != CandKind::conda && c->kind != CandKind::pypi && c->kind != CandKind::source) continue;
+            records.push_back(c->record);
+            if (c->kind == CandKind::conda && c->record.name == "python") python = c->record.version;
+        }
+        if (auto violations = self_check(input, records, python); !violations.empty())
+            throw EnvironmentError("internal error: the solve's result fails its self-check, so no lock was written "
+                                   "(a bug in envlock; please report it with the spec):" + describe_violations(violations));
+
         Lock& lock = outcome.lock;
         lock.spec = input.spec;
         lock.targets = input.targets;
         lock.knowledge_version = input.knowledge.version;
         lock.content_hash = lock_content_hash(input.spec, input.targets, input.knowledge.version);
-        std::vector<const Candidate*> chosen;
-        for (Id p : a.installed) chosen.push_back(sp.candidate(p));
         for (const Candidate* c : chosen) {
             std::vector<std::string> requested_by = who_asked_for(sp, jobs, a.installed, *c);
             if (c->kind == CandKind::system_nvcc) {
@@ -323,6 +434,11 @@ SolveOutcome solve(const SolveInput& input) {
         return outcome;
     }
     outcome.explanation = first_failure;
+    if (minors.size() > 1) {
+        std::string tried;
+        for (const auto& m : minors) tried += (tried.empty() ? "" : ", ") + m;
+        outcome.explanation += "(Each Python the spec allows was tried: " + tried + "; the above is for " + minors.front() + ".)\n";
+    }
     return outcome;
 }
 

@@ -25,10 +25,11 @@ struct SolveInput {
     std::vector<CondaChannelRecords> channels;        // spec.channels order = priority order
     IndexRecords pypi;                                // every file found, index order as pip's
     IndexRecords sources;                             // git sources, one record each
-    std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock
+    std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock; "conda:name#build" -> its build
     std::set<std::string> update;                     // names allowed to move away from `previous`
     bool update_all = false;
     bool strict_channel_priority = true;
+    bool verbose = false;            // explanations: the full derivation, not one screen
     // What the repo's code does that advisories depend on: "numba-cuda",
     // "code-uses:torch.utils.tensorboard", "code-uses:numpy.float-aliases" …
     std::set<std::string> uses;

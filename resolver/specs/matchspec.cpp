@@ -433,6 +433,10 @@ MatchSpec MatchSpec::parse(std::string_view text) {
         auto [version, build] = split_version_build(vb);
         if (build.find_first_of(" \t") != std::string::npos)
             fail("expected 'name [version [build]]', got extra text '" + build + "'");
+        // "=>" and "=<" are no operator of conda's (docs: "Package match specifications"); the
+        // "=1.9 means 1.9*" rule would turn "torch=>1.9" into ">1.9*", which nobody meant.
+        if (starts_with(version, "=>") || starts_with(version, "=<"))
+            fail("invalid operator '" + version.substr(0, 2) + "' (did you mean '" + version.substr(1, 1) + "='?)");
         if (version != "==" && version != "=" && !version.empty() && version[0] == '=') {
             std::string_view tail = std::string_view(version).substr(1);
             if (starts_with(version, "==") && build.empty()) {

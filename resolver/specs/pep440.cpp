@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "resolver/specs/errors.hpp"
 
@@ -42,6 +43,12 @@ std::string strip_local_zeros(const std::string& local) {
     return out;
 }
 
+// Two numbers written as digits without leading zeros: the longer is larger, else the text decides.
+int compare_digits(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+    return a.compare(b) < 0 ? -1 : a.compare(b) > 0 ? 1 : 0;
+}
+
 // What a failed parse reports: the 1-based column in the original text and what was expected.
 struct ParseFailure {
     std::size_t column;
@@ -56,7 +63,7 @@ public:
 
     struct Parts {
         int epoch = 0;
-        std::vector<long long> release;
+        std::vector<std::string> release;   // digits without leading zeros: PEP 440 sets no limit
         int pre_kind = 0;
         std::optional<long long> pre, post, dev;
         std::string local;
@@ -65,21 +72,18 @@ public:
     std::optional<ParseFailure> run(Parts& out) {
         if (peek() == 'v') ++pos_;
         if (!is_digit(peek())) return fail("a digit");
-        long long first = 0;
-        if (!number(first)) return fail("a number that fits in 64 bits");
+        std::string first = digits();
         if (peek() == '!') {
-            if (first > 1000000000) return fail("a smaller epoch");
-            out.epoch = static_cast<int>(first);
+            if (first.size() > 9) return fail("an epoch below 10^9");
+            out.epoch = std::stoi(first);
             ++pos_;
             if (!is_digit(peek())) return fail("a release number after the epoch '!'");
-            if (!number(first)) return fail("a number that fits in 64 bits");
+            first = digits();
         }
         out.release.push_back(first);
         while (peek() == '.' && is_digit(peek(1))) {
             ++pos_;
-            long long n = 0;
-            if (!number(n)) return fail("a number that fits in 64 bits");
-            out.release.push_back(n);
+            out.release.push_back(digits());
         }
         if (auto f = pre_release(out)) return f;
         if (auto f = post_release(out)) return f;
@@ -107,11 +111,22 @@ private:
     bool number(long long& out) {
         out = 0;
         while (is_digit(peek())) {
-            if (out > (9223372036854775807LL - 9) / 10) return false;
-            out = out * 10 + (peek() - '0');
+            int d = peek() - '0';
+            if (out > (std::numeric_limits<long long>::max() - d) / 10) return false;
+            out = out * 10 + d;
             ++pos_;
         }
         return true;
+    }
+
+    // A release segment: any number of digits, kept as text without leading zeros.
+    std::string digits() {
+        std::string out;
+        while (is_digit(peek())) {
+            if (!(out.empty() && peek() == '0')) out += peek();
+            ++pos_;
+        }
+        return out.empty() ? "0" : out;
     }
 
     // [-_.]? then a label from `labels` (longest first); returns the label index or -1.
@@ -133,7 +148,7 @@ private:
         // optional separator, so taking it here never rejects a valid version.
         if (is_sep(peek())) ++pos_;
         long long n = 0;
-        if (is_digit(peek()) && !number(n)) return fail("a number that fits in 64 bits");
+        if (is_digit(peek()) && !number(n)) return fail("a number below 2^63");
         out = n;
         return std::nullopt;
     }
@@ -154,7 +169,7 @@ private:
         if (peek() == '-' && is_digit(peek(1))) {
             ++pos_;
             long long n = 0;
-            if (!number(n)) return fail("a number that fits in 64 bits");
+            if (!number(n)) return fail("a number below 2^63");
             out.post = n;
             return std::nullopt;
         }
@@ -261,7 +276,11 @@ std::optional<Version> Version::try_parse(std::string_view text) {
     if (!r.parts) return std::nullopt;
     Version v;
     v.epoch_ = r.parts->epoch;
-    v.release_ = std::move(r.parts->release);
+    v.release_digits_ = std::move(r.parts->release);
+    // The integer view saturates: its users (Python and wheel tag versions) never see a
+    // number that large; ordering and text use the digits.
+    for (const auto& d : v.release_digits_)
+        v.release_.push_back(d.size() > 18 ? std::numeric_limits<long long>::max() : std::stoll(d));
     v.pre_kind_ = r.parts->pre_kind;
     v.pre_ = r.parts->pre;
     v.post_ = r.parts->post;
@@ -289,7 +308,7 @@ std::string Version::str() const {
     if (epoch_ != 0) out += std::to_string(epoch_) + "!";
     for (std::size_t i = 0; i < release_.size(); ++i) {
         if (i) out += '.';
-        out += std::to_string(release_[i]);
+        out += release_digits_[i];
     }
     if (auto p = pre()) out += p->first + std::to_string(p->second);
     if (post_) out += ".post" + std::to_string(*post_);
@@ -308,6 +327,7 @@ Version Version::base_version() const {
     Version v;
     v.epoch_ = epoch_;
     v.release_ = release_;
+    v.release_digits_ = release_digits_;
     return v;
 }
 
@@ -316,9 +336,10 @@ std::strong_ordering Version::operator<=>(const Version& o) const {
     // Release: trailing zeros do not count (1.0 == 1.0.0).
     std::size_t n = std::max(release_.size(), o.release_.size());
     for (std::size_t i = 0; i < n; ++i) {
-        long long a = i < release_.size() ? release_[i] : 0;
-        long long b = i < o.release_.size() ? o.release_[i] : 0;
-        if (a != b) return a <=> b;
+        if (int c = compare_digits(i < release_digits_.size() ? release_digits_[i] : "0",
+                                   i < o.release_digits_.size() ? o.release_digits_[i] : "0");
+            c != 0)
+            return c < 0 ? std::strong_ordering::less : std::strong_ordering::greater;
     }
     // Pre-release key: a dev release of a final sorts before its pre-releases (1.0.dev0 < 1.0a0);
     // no pre-release sorts after every pre-release.
@@ -367,13 +388,11 @@ std::string_view op_text(Specifier::Op op) {
 }
 
 // Whether `candidate`'s release, padded with zeros, starts with `want` (same epoch).
-bool prefix_match(const Version& candidate, int epoch, const std::vector<long long>& want, std::size_t n) {
+bool prefix_match(const Version& candidate, int epoch, const std::vector<std::string>& want, std::size_t n) {
     if (candidate.epoch() != epoch) return false;
-    const auto& have = candidate.release();
-    for (std::size_t i = 0; i < n; ++i) {
-        long long h = i < have.size() ? have[i] : 0;
-        if (h != want[i]) return false;
-    }
+    const auto& have = candidate.release_digits();
+    for (std::size_t i = 0; i < n; ++i)
+        if (compare_digits(i < have.size() ? have[i] : "0", want[i]) != 0) return false;
     return true;
 }
 
@@ -450,7 +469,7 @@ bool Specifier::matches(const Version& c) const {
         case Op::equal:
         case Op::not_equal: {
             bool eq;
-            if (wildcard_) eq = prefix_match(c, version_->epoch(), version_->release(), version_->release().size());
+            if (wildcard_) eq = prefix_match(c, version_->epoch(), version_->release_digits(), version_->release().size());
             else if (version_->local().empty()) eq = c.public_version() == *version_;  // local label ignored
             else eq = c == *version_;
             return op_ == Op::equal ? eq : !eq;
@@ -458,7 +477,7 @@ bool Specifier::matches(const Version& c) const {
         case Op::compatible: {
             // ~=V.N means >=V.N and ==V.*, the prefix dropping V.N's last release number.
             if (c.public_version() < *version_) return false;
-            return prefix_match(c, version_->epoch(), version_->release(), version_->release().size() - 1);
+            return prefix_match(c, version_->epoch(), version_->release_digits(), version_->release().size() - 1);
         }
         case Op::less_equal:
             return c.public_version() <= *version_;

@@ -20,7 +20,10 @@ public:
     std::string str() const;
 
     int epoch() const { return epoch_; }
+    // Release segments as integers (saturated at 2^63-1: for Python and wheel tag versions),
+    // and as their digits (PEP 440 sets no limit; ordering and text use these).
     const std::vector<long long>& release() const { return release_; }
+    const std::vector<std::string>& release_digits() const { return release_digits_; }
     // A dev release counts as a pre-release, as PEP 440 says.
     bool is_prerelease() const { return pre_.has_value() || dev_.has_value(); }
     bool is_devrelease() const { return dev_.has_value(); }
@@ -41,6 +44,7 @@ public:
 private:
     int epoch_ = 0;
     std::vector<long long> release_;
+    std::vector<std::string> release_digits_;
     int pre_kind_ = 0;  // 0 a, 1 b, 2 rc (only meaningful when pre_ is set)
     std::optional<long long> pre_;
     std::optional<long long> post_;

@@ -264,13 +264,19 @@ bool compare(const std::string& lhs, const std::string& op, const std::string& r
         } catch (const InputError&) {
         }
     }
+    // PEP 508 ("Environment Markers"): where either side is not a PEP 440 version, the
+    // operators fall back to Python's string comparison, and for `~=` that is an error
+    // (packaging raises UndefinedComparison), not false.
+    if (op == "~=")
+        throw InputError("invalid marker comparison '" + lhs + "' ~= '" + rhs +
+                         "': ~= compares PEP 440 versions, and one side is not a version");
     if (op == "==" || op == "===") return lhs == rhs;
     if (op == "!=") return lhs != rhs;
     if (op == "<") return lhs < rhs;
     if (op == "<=") return lhs <= rhs;
     if (op == ">") return lhs > rhs;
     if (op == ">=") return lhs >= rhs;
-    return false;  // ~= between strings is undefined: the marker does not hold
+    return false;
 }
 
 bool eval(const MarkerNode& n, const MarkerEnv& env, const std::string& extra) {
@@ -317,8 +323,12 @@ Marker Marker::parse_at(std::string_view whole, std::size_t offset, const std::s
 }
 
 bool Marker::evaluate(const MarkerEnv& env, const std::set<std::string>& extras) const {
-    if (extras.empty()) return eval(*root_, env, "");
-    return std::any_of(extras.begin(), extras.end(), [&](const std::string& e) { return eval(*root_, env, e); });
+    try {
+        if (extras.empty()) return eval(*root_, env, "");
+        return std::any_of(extras.begin(), extras.end(), [&](const std::string& e) { return eval(*root_, env, e); });
+    } catch (const InputError& e) {
+        throw InputError("marker '" + str() + "': " + e.what());
+    }
 }
 
 std::string Marker::str() const { return render(*root_, false); }

@@ -32,6 +32,7 @@ struct IndexRecord {
     std::vector<std::string> depends;
     std::vector<std::string> constrains;      // conda `constrains`
     std::vector<std::string> track_features;  // conda; a record with any ranks lower
+    std::vector<std::string> features;        // conda; each needs a package that tracks it
     std::string noarch;                       // conda: "", "python" or "generic"
     std::string license;
 

@@ -2,18 +2,25 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <sstream>
 
 #include "fetch/index_closure.hpp"
 #include "fetch/files.hpp"
 #include "fetch/git_source.hpp"
+#include "fetch/index_sources.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/infer/infer.hpp"
 #include "resolver/infer/recipe.hpp"
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/specs/matchspec.hpp"
+#include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
 #include "resolver/solve/solve.hpp"
+#include "resolver/workflow/account.hpp"
+#include "resolver/workflow/close_names.hpp"
+#include "resolver/lock/sha256.hpp"
 #include "resolver/lock/spec_io.hpp"
 #include "resolver/lock/target_io.hpp"
 
@@ -100,14 +107,152 @@ void add_sources(Spec& spec, const ResolveOptions& o) {
 }
 
 // A source the existing lock already pinned to a commit keeps that commit, as locked versions
-// do (minimal change): asking the remote again costs a round trip per source and could move
-// a branch under the user. --update NAME or --update-all asks again.
-std::optional<std::string> previous_commit(const std::optional<Lock>& previous, const SpecSource& s, const ResolveOptions& o) {
-    if (!previous || o.update_all || o.update.count(s.name)) return std::nullopt;
+// do (minimal change), with the name and requirements it was locked with: asking the remote
+// again costs a round trip per source and could move a branch under the user, and offline
+// it is the only way. --update NAME or --update-all asks again.
+std::optional<LockedPackage> previous_source(const std::optional<Lock>& previous, const SpecSource& s, const ResolveOptions& o) {
+    if (!previous || o.update_all) return std::nullopt;
     for (const auto& p : previous->packages)
-        if (p.kind == Ecosystem::source && p.name == s.name && p.url == s.git && p.build == s.rev && is_git_commit(p.rev))
-            return p.rev;
+        if (p.kind == Ecosystem::source && p.url == s.git && p.build == s.rev && is_git_commit(p.rev)) {
+            if (o.update.count(s.name) || o.update.count(p.name)) return std::nullopt;
+            return p;
+        }
     return std::nullopt;
+}
+
+// The package directory of a source inside its repository, from its install command
+// ("cd DBReader && pip install ." -> "DBReader").
+std::string install_dir_of(const SpecSource& s) {
+    const std::string cd = "cd ";
+    if (s.install.rfind(cd, 0) != 0) return "";
+    auto end = s.install.find("&&");
+    std::string dir = s.install.substr(cd.size(), end == std::string::npos ? std::string::npos : end - cd.size());
+    while (!dir.empty() && (dir.back() == ' ' || dir.back() == '/')) dir.pop_back();
+    return dir == "." ? "" : dir;
+}
+
+struct SourceRead {
+    IndexRecord record;
+    bool depends_known = true;
+    std::string error;     // not lockable: why
+};
+
+// One git source: its commit, then its packaging files at that commit.
+SourceRead read_source(const SpecSource& s, const std::optional<LockedPackage>& kept, const fetch::FetchContext& ctx) {
+    SourceRead out;
+    IndexRecord& r = out.record;
+    r.ecosystem = Ecosystem::source;
+    r.name = s.name;
+    r.git = s.git;
+    r.build = s.rev;
+    r.version = version_of_rev(s.rev);
+    std::string asked = s.rev.empty() ? "HEAD" : s.rev;
+    if (kept) {
+        r.rev = kept->rev;
+        r.name = kept->name;
+        r.depends = kept->depends;
+        out.depends_known = !kept->depends_unknown;
+        r.depends_known = out.depends_known;
+        return out;
+    }
+    std::string url = ctx.mirrors.apply(s.git);
+    auto commit = ctx.offline ? std::optional<std::string>() : resolve_git_rev(url, asked);
+    if (!commit) {
+        out.error = s.name + ": " + s.git + (url != s.git ? " (mirrored to " + url + ")" : std::string()) + ": " +
+                    (ctx.offline ? "offline, and no previous lock pinned " + asked + " to a commit"
+                                 : "cannot reach it, or it has no " + asked);
+        return out;
+    }
+    r.rev = *commit;
+    auto files = ctx.offline ? std::nullopt : git_packaging_files(url, *commit, asked, install_dir_of(s), ctx.cache_dir);
+    if (!files) {
+        out.error = s.name + ": " + s.git + ": commit " + *commit + " could not be fetched to read its setup files";
+        return out;
+    }
+    auto pkg = read_package_requirements(*files);
+    // Known by the distribution name its setup files declare (mmdetection3d's is mmdet3d), so
+    // the knowledge base's gates and advisories on that name apply.
+    if (!pkg.name.empty()) r.name = pkg.name;
+    r.depends = pkg.requires_dist;
+    r.requires_python = pkg.requires_python;
+    out.depends_known = pkg.known;
+    r.depends_known = pkg.known;
+    return out;
+}
+
+// The leading name of a requirement line, as far as it reads ("torch" of "torch=>1.9").
+std::string leading_name(const std::string& text) {
+    auto end = text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+    return text.substr(0, end);
+}
+
+// Lines inference could not read as requirements: the spec cannot be resolved as if they were
+// not there. Each is named with its file:line; --allow-missing NAME lets one go.
+void refuse_unreadable(const Spec& spec) {
+    std::string msg;
+    for (const auto& n : spec.notes) {
+        if (n.kind != "unreadable" || allowed_missing(spec, leading_name(n.text))) continue;
+        std::string where = format_provenance(n.from);
+        msg += (where.empty() ? "spec" : where) + ": \"" + n.text + "\": " + n.why + "\n";
+    }
+    if (!msg.empty())
+        throw InputError(msg + "fix these lines (or go on without one: --allow-missing NAME)");
+}
+
+// --allow-missing names a requirement of the spec; anything else is a typo.
+void check_allow_missing(const Spec& spec, const std::set<std::string>& names) {
+    std::vector<std::string> known;
+    for (const auto& r : spec.requirements) {
+        std::string n = leading_name(r.text);
+        if (!n.empty()) known.push_back(n);
+    }
+    for (const auto& n : spec.notes)
+        if (n.kind == "unreadable") known.push_back(leading_name(n.text));
+    for (const auto& name : names) {
+        bool found = std::any_of(known.begin(), known.end(),
+                                 [&](const std::string& k) { return pep508::normalize_name(k) == pep508::normalize_name(name); });
+        if (found) continue;
+        auto close = close_names(name, known);
+        std::string hint;
+        for (const auto& c : close) hint += (hint.empty() ? "" : ", ") + c;
+        throw InputError("--allow-missing " + name + ": the spec has no requirement of that name" +
+                         (hint.empty() ? std::string() : " (did you mean " + hint + "?)"));
+    }
+}
+
+// OpenMMLab's wheel index is one page per CUDA x torch series; `mim install` and the docs'
+// "{cu_version}/{torch_version}" template mean "the page for the torch and CUDA at hand". The
+// solver decides those, so every Linux page the knowledge base lists for an mmcv version the
+// spec allows is read, and each wheel carries its page's CUDA and torch into the solve.
+std::vector<std::string> find_links_for(const Spec& spec, const knowledge::Knowledge& k) {
+    std::vector<std::string> out;
+    bool templated = false;
+    for (const auto& link : spec.find_links) {
+        if (link.find("download.openmmlab.com/mmcv/dist/") != std::string::npos && link.find('{') != std::string::npos) templated = true;
+        else out.push_back(link);
+    }
+    if (!templated) return out;
+    std::vector<pep508::Requirement> wanted;
+    for (const auto& r : spec.requirements) {
+        if (r.ecosystem == "conda") continue;
+        try {
+            auto req = pep508::Requirement::parse(r.text);
+            if (req.normalized_name == "mmcv" || req.normalized_name == "mmcv-full") wanted.push_back(req);
+        } catch (const InputError&) {
+        }
+    }
+    std::set<std::string> pages;
+    for (const auto& w : k.mmcv_wheels) {
+        if (w.os != "Linux" || w.index_url.empty()) continue;
+        auto v = pep440::Version::try_parse(w.mmcv_version);
+        bool allowed = wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](const pep508::Requirement& r) {
+            return r.normalized_name == pep508::normalize_name(w.package) && v && r.specifier.contains(*v, true);
+        });
+        if (allowed) pages.insert(w.index_url);
+    }
+    for (const auto& p : pages)
+        if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    return out;
 }
 
 std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optional<Lock>& previous,
@@ -126,6 +271,46 @@ std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optiona
 
 }  // namespace
 
+std::map<std::string, std::string> inferred_hashes(const std::string& root, const std::vector<std::string>& files) {
+    std::map<std::string, std::string> out;
+    for (const auto& f : files) {
+        std::ifstream in(fs::path(root) / f, std::ios::binary);
+        if (!in) continue;
+        std::ostringstream text;
+        text << in.rdbuf();
+        out[f] = sha256_hex(text.str());
+    }
+    return out;
+}
+
+std::vector<std::string> changed_inputs(const Lock& lock, const std::string& lock_dir) {
+    std::vector<std::string> changed;
+    if (lock.inferred_sha256.empty()) return changed;
+    fs::path root = fs::path(lock_dir.empty() ? "." : lock_dir) / (lock.checkout.empty() ? "." : lock.checkout);
+    std::vector<std::string> files;
+    for (const auto& [f, hex] : lock.inferred_sha256) files.push_back(f);
+    auto now = inferred_hashes(root.string(), files);
+    for (const auto& [f, hex] : lock.inferred_sha256) {
+        auto it = now.find(f);
+        if (it == now.end() || it->second != hex) changed.push_back(f);
+    }
+    return changed;
+}
+
+namespace {
+
+// A spec inferred again keeps what the user told resolve to remember.
+Spec reinferred(const std::string& dir, const Spec& old) {
+    std::string name = fs::weakly_canonical(fs::absolute(dir)).filename().string();
+    Spec spec = infer_spec(collect_repo_files(dir), name);
+    spec.allow_advisories = old.allow_advisories;
+    spec.allow_missing = old.allow_missing;
+    spec.uses = old.uses;
+    return spec;
+}
+
+}  // namespace
+
 SpecLocation locate_spec(const std::string& path, const std::string& output) {
     SpecLocation loc;
     std::string p = path.empty() ? "." : path;
@@ -133,8 +318,13 @@ SpecLocation locate_spec(const std::string& path, const std::string& output) {
     if (fs::is_directory(p, ec)) {
         loc.lock_path = (fs::path(p) / "envlock.yaml").string();
         loc.previous = existing_lock(loc.lock_path);
+        loc.checkout = p;
         if (loc.previous) {
             loc.spec = loc.previous->spec;
+            // The docs the spec was read from changed: read them again rather than keep a stale spec.
+            loc.changed = changed_inputs(*loc.previous, p);
+            if (!loc.changed.empty()) loc.spec = reinferred(p, loc.previous->spec);
+            else if (loc.previous->inferred_sha256.empty()) loc.checkout.clear();   // a spec the user keeps by hand
         } else {
             std::string name = fs::weakly_canonical(fs::absolute(p)).filename().string();
             loc.spec = infer_spec(collect_repo_files(p), name);
@@ -180,6 +370,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     result.lock_path = to_stdout ? "-" : loc.lock_path;
     result.previous = loc.previous;
     add_sources(loc.spec, o);
+    for (const auto& f : loc.changed)
+        result.notes.push_back(f + " changed since the lock was made: the spec was inferred from the checkout again");
 
     auto k = knowledge::load(o.knowledge_files);
     SolveInput in;
@@ -188,6 +380,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.knowledge = k;
     in.update = o.update;
     in.update_all = o.update_all;
+    in.verbose = o.verbose;
     // --uses is remembered in the spec, so a re-resolve and `check` see it too.
     remember_in(in.spec.uses, o.uses);
     in.uses.insert(in.spec.uses.begin(), in.spec.uses.end());
@@ -201,10 +394,30 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         }
     }
     if (!o.allow_advisories.empty()) remember_in(in.spec.allow_advisories, o.allow_advisories);
+    // --update NAME lets a locked package move: a name the lock does not have is a typo.
+    for (const auto& name : o.update) {
+        if (!loc.previous) throw InputError("--update " + name + ": there is no lock at " + loc.lock_path + " to update");
+        std::vector<std::string> locked;
+        for (const auto& p : loc.previous->packages) locked.push_back(p.name);
+        for (const auto& s : loc.spec.sources) locked.push_back(s.name);
+        bool found = std::any_of(locked.begin(), locked.end(),
+                                 [&](const std::string& l) { return pep508::normalize_name(l) == pep508::normalize_name(name); });
+        if (found) continue;
+        std::string hint;
+        for (const auto& c : close_names(name, locked)) hint += (hint.empty() ? "" : ", ") + c;
+        throw InputError("--update " + name + ": the lock has no package of that name" +
+                         (hint.empty() ? std::string() : " (did you mean " + hint + "?)"));
+    }
+    // And --allow-missing, which must name a requirement the spec has.
+    check_allow_missing(in.spec, o.allow_missing);
+    if (!o.allow_missing.empty()) remember_in(in.spec.allow_missing, o.allow_missing);
+    refuse_unreadable(in.spec);
     if (loc.previous)
-        for (const auto& p : loc.previous->packages)
-            in.previous[(p.kind == Ecosystem::conda ? "conda:" : "pypi:") +
-                        (p.kind == Ecosystem::conda ? p.name : pep508::normalize_name(p.name))] = p.version;
+        for (const auto& p : loc.previous->packages) {
+            std::string key = (p.kind == Ecosystem::conda ? "conda:" : "pypi:") + (p.kind == Ecosystem::conda ? p.name : pep508::normalize_name(p.name));
+            in.previous[key] = p.version;
+            if (p.kind == Ecosystem::conda) in.previous[key + "#build"] = p.build;
+        }
 
     const Spec& spec = in.spec;
     bool cuda_extensions = std::any_of(spec.extensions.begin(), spec.extensions.end(), [](const SpecExtension& e) { return e.cuda; });
@@ -220,10 +433,21 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         for (const char* ch : {"nvidia", "conda-forge"})
             if (std::find(request.sources.channels.begin(), request.sources.channels.end(), ch) == request.sources.channels.end())
                 request.sources.channels.push_back(ch);
+    // A `channel::package` requirement searches its channel too, after the listed ones (conda's
+    // Solver._prepare adds spec channels to the index).
+    for (const auto& r : spec.requirements) {
+        if (r.ecosystem == "pypi" || r.text.find("::") == std::string::npos) continue;
+        try {
+            auto ms = conda::MatchSpec::parse(r.text);
+            if (!ms.channel.empty()) request.sources.channels.push_back(ms.channel);
+        } catch (const InputError&) {
+        }
+    }
+    request.sources.channels = fetch::expand_channels(request.sources.channels);
     std::string platform = in.targets.front().target.platform.empty() ? "linux-64" : in.targets.front().target.platform;
     request.sources.subdirs = {platform, "noarch"};
     request.sources.index_urls = spec.indexes.empty() ? std::vector<std::string>{kDefaultIndex} : spec.indexes;
-    request.sources.find_links = spec.find_links;
+    request.sources.find_links = find_links_for(spec, k);
     for (const auto& r : spec.requirements) {
         if (!is_pypi_requirement(r)) continue;
         auto req = pep508::Requirement::parse(r.text);
@@ -247,38 +471,75 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     std::string python = python_of(spec);
     request.marker_env = pep508::MarkerEnv::for_target(python.empty() ? "3.8" : python, platform);
 
-    // Git sources: their version comes from the revision, their commit from the remote, and
-    // their requirements from the knowledge base's gates on that project.
+    // Git sources: their version comes from the revision, their commit from the remote (or
+    // the previous lock), their name and requirements from their own packaging files, plus
+    // the knowledge base's gates on that project. A source with no reachable commit is not
+    // lockable. They are read before the indexes, whose closure must follow what they need.
     fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
-    std::vector<std::future<std::optional<std::string>>> pins;
+    std::vector<std::future<SourceRead>> reads;
     for (const auto& s : spec.sources) {
-        IndexRecord r;
-        r.ecosystem = Ecosystem::source;
-        r.name = s.name;
-        r.git = s.git;
-        r.build = s.rev;
-        r.version = version_of_rev(s.rev);
-        r.rev = s.rev.empty() ? "HEAD" : s.rev;
-        // Asking a remote takes a round trip or a DNS timeout: it runs while the indexes are read.
-        if (auto pinned = previous_commit(loc.previous, s, o))
-            pins.push_back(std::async(std::launch::deferred, [pinned] { return pinned; }));
-        else
-            pins.push_back(std::async(std::launch::async, resolve_git_rev, ctx.mirrors.apply(s.git), r.rev));
-        for (const auto& req : knowledge::gate_requirements(k, s.name, r.version)) {
+        auto kept = previous_source(loc.previous, s, o);
+        reads.push_back(std::async(std::launch::async, read_source, s, kept, ctx));
+    }
+    std::string unreachable;
+    for (size_t i = 0; i < reads.size(); ++i) {
+        SourceRead read = reads[i].get();
+        if (!read.error.empty()) {
+            unreachable += "\n  " + read.error;
+            continue;
+        }
+        IndexRecord& r = read.record;
+        if (!read.depends_known)
+            result.notes.push_back(r.name + " (git " + r.git + "): its requirements could not be read from its setup files; "
+                                   "only the knowledge base's gates on it apply");
+        // What the source needs is read like what the spec names: its pins bound which versions'
+        // metadata is read (numba==0.48.0 is far below a project's newest few).
+        std::vector<std::string> needs = r.depends;
+        for (const auto& gate : knowledge::gate_requirements(k, r.name, r.version)) needs.push_back(gate);
+        for (const auto& d : needs) {
             try {
-                request.pypi_names.push_back(pep508::Requirement::parse(req).normalized_name);
+                auto req = pep508::Requirement::parse(d);
+                if (!req.applies(request.marker_env)) continue;
+                request.pypi_names.push_back(req.normalized_name);
+                if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
             } catch (const InputError&) {
             }
         }
         in.sources.push_back(std::move(r));
     }
+    if (!unreachable.empty())
+        throw EnvironmentError("git sources that cannot be locked (no reachable commit):" + unreachable +
+                               "\n(a source the previous lock pinned keeps its commit, offline too)");
 
+    // sdists without core metadata: their setup files, read as inference reads a checkout.
+    request.read_package = [](const std::map<std::string, std::string>& files) -> std::optional<std::vector<std::string>> {
+        auto pkg = read_package_requirements(files);
+        if (!pkg.known) return std::nullopt;
+        return pkg.requires_dist;
+    };
     auto closure = fetch::collect_index_closure(request, ctx);
-    for (size_t i = 0; i < in.sources.size(); ++i) {
-        IndexRecord& r = in.sources[i];
-        if (auto commit = pins[i].get()) r.rev = *commit;
-        else result.notes.push_back(r.name + ": could not reach " + r.git + " to pin " + r.rev + " to a commit; the lock keeps the name");
+    // Every requirement must name something an index offers before the solver sees it.
+    auto missing = missing_requirements(spec, closure, request.marker_env, [&] {
+        std::vector<std::string> names;
+        for (const auto& index : request.sources.index_urls) {
+            auto listed = fetch::index_project_names(index, ctx);
+            names.insert(names.end(), listed.begin(), listed.end());
+        }
+        return names;
+    });
+    std::vector<MissingRequirement> refused, allowed;
+    for (auto& m : missing) (allowed_missing(spec, m.name) || allowed_missing(spec, leading_name(m.requirement.text)) ? allowed : refused).push_back(m);
+    if (!refused.empty()) throw UnmetError(describe_missing(refused));
+    const Spec full_spec = in.spec;
+    for (const auto& m : allowed) {
+        result.notes.push_back(format_provenance(m.requirement.from) + ": " + m.requirement.text +
+                               ": nothing offers it; going on without it (--allow-missing " + m.name + ")");
+        auto& reqs = in.spec.requirements;
+        reqs.erase(std::remove_if(reqs.begin(), reqs.end(),
+                                  [&](const SpecRequirement& r) { return r.text == m.requirement.text && r.ecosystem == m.requirement.ecosystem; }),
+                   reqs.end());
     }
+
     in.channels = std::move(closure.channels);
     in.pypi = std::move(closure.pypi);
     result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());
@@ -290,11 +551,38 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         return result;
     }
     result.lock = std::move(outcome.lock);
+    // Packages whose own requirements stayed unknown: said per package in the lock, and once here.
+    std::string unknown;
+    for (auto& p : result.lock.packages) {
+        const IndexRecords& pool = p.kind == Ecosystem::source ? in.sources : in.pypi;
+        bool is_unknown = std::any_of(pool.begin(), pool.end(), [&](const IndexRecord& r) {
+            return !r.depends_known && (p.kind == Ecosystem::source ? r.git == p.url : r.url == p.url);
+        });
+        if (p.kind == Ecosystem::conda || !is_unknown) continue;
+        p.depends_unknown = true;
+        unknown += (unknown.empty() ? "" : ", ") + p.name + " " + p.version;
+    }
+    if (!unknown.empty())
+        result.notes.push_back("warning: requirements unknown for " + unknown +
+                               " (no PKG-INFO Requires-Dist, and no setup file that declares them statically); "
+                               "the lock may be short of what installing them pulls in");
+    if (!allowed.empty()) {
+        // The lock keeps the spec as the user wrote it; the requirement gone without is in it.
+        result.lock.spec = full_spec;
+        result.lock.content_hash = lock_content_hash(full_spec, result.lock.targets, result.lock.knowledge_version);
+    }
     if (to_stdout) {
         result.lock_text = write_lock(result.lock);
         return result;
     }
     fs::path parent = fs::path(result.lock_path).parent_path();
+    if (!loc.checkout.empty()) {
+        // Remember the inferred-from files' content, so `check` and the next resolve see a change.
+        result.lock.inferred_sha256 = inferred_hashes(loc.checkout, result.lock.spec.inferred_from);
+        fs::path lock_dir = fs::absolute(parent.empty() ? fs::path(".") : parent);
+        result.lock.checkout = fs::absolute(loc.checkout).lexically_normal().lexically_relative(lock_dir.lexically_normal()).generic_string();
+        if (result.lock.checkout.empty()) result.lock.checkout = ".";
+    }
     if (!parent.empty()) fs::create_directories(parent);
     write_file_atomically(result.lock_path, write_lock(result.lock));
     return result;

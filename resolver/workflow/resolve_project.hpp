@@ -6,6 +6,7 @@
 // `envlock resolve` as one function: find the spec (a spec file, a lock, a checkout to infer
 // from, or a built-in recipe), find the target machines, read the indexes, solve, and write
 // envlock.yaml beside the code. The CLI only parses flags and prints.
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,8 +29,10 @@ struct ResolveOptions {
     fetch::CommandLineSettings fetch;
     std::set<std::string> update;                  // names allowed to move from the existing lock
     bool update_all = false;
+    bool verbose = false;                          // an unsatisfiable spec: the full derivation
     std::set<std::string> uses;                    // what the code does that advisories depend on
     std::set<std::string> allow_advisories;        // advisory ids the user opts out of
+    std::set<std::string> allow_missing;           // requirements to go on without when nothing offers them
     bool clone = false;                            // recipe: git clone the repo at its commit first
     // Added to the spec and remembered there: channels go first (as `conda install -c` puts
     // them), indexes and find-links pages after the spec's own.
@@ -54,7 +57,16 @@ struct SpecLocation {
     std::string lock_path;
     std::optional<Lock> previous;                  // the lock already there, if any
     std::string recipe_repo, recipe_rev;           // when the spec came from a recipe
+    std::string checkout;                          // when the spec came from (or is kept for) a checkout: its path
+    std::vector<std::string> changed;              // inferred-from files that changed since the previous lock
 };
+
+// The sha256 of each of `files` (relative to `root`) that can be read.
+std::map<std::string, std::string> inferred_hashes(const std::string& root, const std::vector<std::string>& files);
+
+// The inferred-from files of `lock` whose content differs from what it recorded (or that are
+// gone), read from `lock_dir` joined with the lock's checkout.
+std::vector<std::string> changed_inputs(const Lock& lock, const std::string& lock_dir);
 SpecLocation locate_spec(const std::string& path, const std::string& output);
 
 }  // namespace envlock

@@ -268,15 +268,30 @@ std::string build_wheel(const PyDist& d) {
 std::string build_sdist(const PyDist& d) {
     std::string root = d.project + "-" + d.version + "/";
     std::string module = module_name(d.project);
+    // PKG-INFO as setuptools wrote it for these releases: no Requires-Dist (the sdists of
+    // mmcv-full 1.4.0 and fvcore on PyPI carry none); the requirements are in setup.py.
+    PyDist bare = d;
+    bare.requires_dist.clear();
+    std::vector<ArchiveMember> members = {{root + "PKG-INFO", core_metadata(bare), 0644, ""},
+                                          {root + module + "/__init__.py", module_file(module, d.version, ""), 0644, ""}};
     std::string reqs;
-    for (const auto& r : d.requires_dist) reqs += "        \"" + r + "\",\n";
-    std::string setup = "# envlock mirror stand-in sdist\nfrom setuptools import setup\n\nsetup(\n    name=\"" + d.project +
-                        "\",\n    version=\"" + d.version + "\",\n    packages=[\"" + module + "\"],\n    install_requires=[\n" +
-                        reqs + "    ],\n)\n";
-    return write_tar({{root + "PKG-INFO", core_metadata(d), 0644, ""},
-                      {root + "setup.py", setup, 0644, ""},
-                      {root + module + "/__init__.py", module_file(module, d.version, ""), 0644, ""}},
-                     TarFilter::gzip);
+    for (const auto& r : d.requires_dist) reqs += r + "\n";
+    std::string setup = "# envlock mirror stand-in sdist\nfrom setuptools import setup\n\n";
+    if (d.project == "mmcv-full" || d.project == "mmcv") {
+        // mmcv's shape: install_requires from a helper whose file is a default argument.
+        setup += "def parse_requirements(fname='requirements/runtime.txt', with_version=True):\n"
+                 "    with open(fname) as f:\n        return [line.strip() for line in f if line.strip()]\n\n\n"
+                 "install_requires = parse_requirements()\n\n";
+        members.push_back({root + "requirements/runtime.txt", reqs, 0644, ""});
+    } else {
+        setup += "install_requires = [\n";
+        for (const auto& r : d.requires_dist) setup += "    \"" + r + "\",\n";
+        setup += "]\n\n";
+    }
+    setup += "setup(\n    name=\"" + d.project + "\",\n    version=\"" + d.version + "\",\n    packages=[\"" + module +
+             "\"],\n    install_requires=install_requires,\n)\n";
+    members.push_back({root + "setup.py", setup, 0644, ""});
+    return write_tar(members, TarFilter::gzip);
 }
 
 }  // namespace envlock::mirror

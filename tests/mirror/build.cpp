@@ -46,7 +46,9 @@ std::string sources_md(const MirrorInfo& info, const std::vector<CondaRecord>& c
          "  pages have none.\n"
          "- PEP 691 JSON lives beside each PEP 503 page as index.json (no content negotiation needed).\n"
          "- torch wheels from 2.1 do not list the nvidia-*-cu1x runtime wheels the real ones require.\n"
-         "- cuda-nvcc 11.0-11.2 exist in conda/nvidia although the real nvidia channel starts at 11.3.\n";
+         "- cuda-nvcc 11.0-11.2 exist in conda/nvidia although the real nvidia channel starts at 11.3.\n"
+         "- mmcv/dist/*/torch1.9.1/index.html repeats the torch1.9.0 page (a URL EchoFusion's docs use).\n"
+         "- pkgs/main (defaults) re-publishes conda-forge-shaped records for what it lacks; pkgs/r is a few records.\n";
     if (info.closure_fillers > 0)
         s += "- " + std::to_string(info.closure_fillers) +
              " conda-forge records are closure fillers (source says so in each archive's info/about.json).\n";
@@ -56,7 +58,7 @@ std::string sources_md(const MirrorInfo& info, const std::vector<CondaRecord>& c
 std::string index_html() {
     return "<!DOCTYPE html>\n<html><head><title>envlock demo mirror</title></head><body>\n"
            "<h1>envlock demo mirror</h1>\n<p>A generated test mirror (not a real index). See SOURCES.md.</p>\n<ul>\n"
-           "<li><a href=\"conda/\">conda/</a> channels: pytorch, nvidia, conda-forge, main</li>\n"
+           "<li><a href=\"conda/\">conda/</a> channels: pytorch, nvidia, conda-forge, intel; <a href=\"pkgs/\">pkgs/</a>: main, r (conda's defaults)</li>\n"
            "<li><a href=\"pypi/simple/\">pypi/simple/</a> (PEP 503/691), JSON API under pypi/pypi/</li>\n"
            "<li><a href=\"whl/torch_stable.html\">whl/torch_stable.html</a></li>\n"
            "<li><a href=\"mmcv/dist/\">mmcv/dist/</a></li>\n"
@@ -90,15 +92,21 @@ MirrorInfo build_mirror(const std::string& out_dir, const MirrorOptions& options
             info.sources.push_back("conda pytorch channel: built from the torch table in the snapshot's build-string shapes "
                                    "(tests/mirror/conda_tables.cpp)");
         }
-        info.sources.push_back("conda-forge / nvidia / main: tests/mirror/conda_tables.cpp (each record's source is in its "
+        info.sources.push_back("conda-forge / nvidia / pkgs/main: tests/mirror/conda_tables.cpp (each record's source is in its "
                                "info/about.json; shapes from the snapshots named there)");
         info.closure_fillers = fill_conda_closure(conda);
+        int defaults_copies = publish_defaults_stand_ins(conda);
+        info.sources.push_back("pkgs/main, pkgs/r (conda's defaults): pkgs/main's own rows in tests/mirror/conda_tables.cpp, plus " +
+                               std::to_string(defaults_copies) + " conda-forge records re-published there (each says so)");
         info.conda_packages = write_conda_channels(root, conda);
 
         info.pypi_files = write_pypi(root, pypi_dists(tables));
         info.torch_wheels = write_torch_find_links(root, torch_wheels(tables));
         info.mmcv_wheels = write_mmcv_pages(root, mmcv_wheels(tables));
-        if (options.with_git_repo) info.git_tags = make_mmdet3d_repo((staging / "git" / "mmdetection3d").string(), tables.mmdet3d);
+        if (options.with_git_repo) {
+            info.git_tags = make_mmdet3d_repo((staging / "git" / "mmdetection3d").string(), tables.mmdet3d);
+            make_source_repos((staging / "git").string());
+        }
 
         write_file(root, "index.html", index_html());
         info.root = out.string();

@@ -62,7 +62,7 @@ struct Adder {
         r.source = source;
         r.timestamp = clock;
         clock += 60000;
-        if (channel == "pytorch" || channel == "main") r.ext = ".tar.bz2";
+        if (channel == "pytorch" || channel == "pkgs/main" || channel == "pkgs/r") r.ext = ".tar.bz2";
         out.push_back(std::move(r));
         return out.back();
     }
@@ -418,8 +418,11 @@ void compilers(Adder& add) {
     }
 }
 
+// conda's `defaults` (repo.anaconda.com pkgs/main and pkgs/r, conda/base/constants.py
+// DEFAULT_CHANNELS_UNIX): pkgs/main's own shapes here; what else it needs is re-published
+// from the conda-forge tables by publish_defaults_stand_ins.
 void defaults_channel(Adder& add) {
-    const std::string main = "main";
+    const std::string main = "pkgs/main";
     auto& mkl_blas = add(main, "blas", "1.0", "mkl", 0, {}, kShapeDefaults);
     (void)mkl_blas;
     add(main, "blas", "1.0", "openblas", 0, {}, kShapeDefaults).track_features = "nomkl";
@@ -458,6 +461,14 @@ void defaults_channel(Adder& add) {
                 kShapeDefaults);
         }
     }
+}
+
+// The intel channel, only for what a built-in recipe asks of it (EchoFusion's
+// `conda install -c intel intel-aikit-modin`): a stand-in metapackage without its real depends.
+void intel_channel(Adder& add) {
+    auto& r = add.generic("intel", "intel-aikit-modin", "2021.4.1", {},
+                          "stand-in for the intel channel's metapackage (its depends left out); " + std::string(kNoSnapshot), true);
+    r.license = "LicenseRef-Intel";
 }
 
 // The pytorch channel without the snapshot: builds in the real build-string shapes.
@@ -595,6 +606,7 @@ std::vector<CondaRecord> conda_records(const Tables& tables) {
     cuda_stack(add);
     compilers(add);
     defaults_channel(add);
+    intel_channel(add);
     pytorch_channel(add, tables);
     return out;
 }
@@ -652,6 +664,31 @@ bool layer_pytorch_snapshot(const std::string& shared_dir, std::vector<CondaReco
     std::sort(layered.begin(), layered.end(), [](const CondaRecord& a, const CondaRecord& b) { return a.filename() < b.filename(); });
     records.insert(records.end(), layered.begin(), layered.end());
     return true;
+}
+
+int publish_defaults_stand_ins(std::vector<CondaRecord>& records) {
+    std::set<std::string> in_main;
+    for (const auto& r : records)
+        if (r.channel == "pkgs/main") in_main.insert(r.name);
+    std::vector<CondaRecord> copies;
+    for (const auto& r : records) {
+        if (r.channel != "conda-forge" || in_main.count(r.name)) continue;
+        CondaRecord c = r;
+        c.channel = "pkgs/main";
+        c.ext = ".tar.bz2";
+        c.source = r.source + "; re-published in pkgs/main as the mirror's stand-in for defaults (not a pkgs/main record)";
+        copies.push_back(std::move(c));
+    }
+    // pkgs/r: the R channel `defaults` also searches; a few records so it exists in both subdirs.
+    Adder add{copies, 1609459200000};
+    const std::string src = "shape: conda-tests-defaults-2013-2018 repodata_r_linux-64.json (r-base, _r-mutex); trimmed";
+    auto& mutex = add("pkgs/r", "_r-mutex", "1.0.0", "anacondar_1", 1, {}, src);
+    mutex.subdir = "noarch";
+    mutex.noarch = "generic";
+    add("pkgs/r", "r-base", "3.5.1", "h1e0a451_2", 2, {"_r-mutex 1.* anacondar_1", "libgcc-ng >=7.2.0"}, src);
+    int n = static_cast<int>(copies.size());
+    records.insert(records.end(), copies.begin(), copies.end());
+    return n;
 }
 
 std::vector<std::string> missing_conda_names(const std::vector<CondaRecord>& records) {

@@ -26,4 +26,9 @@ std::vector<std::string> missing_conda_names(const std::vector<CondaRecord>& rec
 // source. Returns how many were added.
 int fill_conda_closure(std::vector<CondaRecord>& records);
 
+// conda's `defaults` on the mirror: pkgs/main gets a copy of every conda-forge record whose
+// name pkgs/main does not define itself (each marked as such in its source), so a
+// `defaults`-only solve closes; pkgs/r gets a few R records. Returns how many were added.
+int publish_defaults_stand_ins(std::vector<CondaRecord>& records);
+
 }  // namespace envlock::mirror

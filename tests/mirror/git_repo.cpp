@@ -266,4 +266,70 @@ std::vector<std::string> make_mmdet3d_repo(const std::string& dir, const std::ve
     return tags;
 }
 
+namespace {
+
+struct SourceRepo {
+    std::string dir;          // folder under git/
+    std::string package_dir;  // where setup.py sits ("" = the root)
+    std::string name;         // setup(name=...)
+    std::vector<std::string> requires_dist;
+    std::string tag;          // "" = none
+    std::string source;
+};
+
+std::string stand_in_setup_py(const SourceRepo& r) {
+    std::string reqs;
+    for (const auto& q : r.requires_dist) reqs += "    \"" + q + "\",\n";
+    return "# envlock mirror stand-in: a small package in place of " + r.source + "\n"
+           "from setuptools import find_packages, setup\n\n"
+           "requirements = [\n" + reqs + "]\n\n"
+           "setup(\n    name=\"" + r.name + "\",\n    version=\"0.0.0\",\n    packages=find_packages(),\n"
+           "    install_requires=requirements,\n)\n";
+}
+
+// The git sources the built-in recipes name besides mmdetection3d. Requirements are each
+// project's install_requires trimmed to what the mirror's PyPI table carries (said in SOURCE).
+const std::vector<SourceRepo>& source_repos() {
+    static const std::vector<SourceRepo> repos = {
+        {"detectron2", "", "detectron2",
+         {"Pillow>=7.1", "matplotlib", "pycocotools>=2.0.2", "termcolor>=1.1", "yacs>=0.1.8", "tabulate", "cloudpickle",
+          "tqdm>4.29.0", "tensorboard", "fvcore>=0.1.5,<0.1.6", "iopath>=0.1.7,<0.1.10", "future", "pydot", "omegaconf>=2.1",
+          "hydra-core>=1.1", "black==21.4b2", "dataclasses; python_version<'3.7'"},
+         "v0.6", "facebookresearch/detectron2 v0.6 setup.py install_requires (cases/detectron2-v0.6.yaml)"},
+        {"panopticapi", "", "panopticapi", {"numpy", "Pillow"}, "", "cocodataset/panopticapi (stand-in depends)"},
+        {"cityscapesScripts", "", "cityscapesScripts",
+         {"numpy", "matplotlib", "pillow", "appdirs", "pyquaternion", "coloredlogs", "tqdm", "requests"}, "",
+         "mcordts/cityscapesScripts setup.py install_requires, trimmed"},
+        {"RADIal", "DBReader", "dbreader", {"numpy", "opencv-python"}, "", "valeoai/RADIal DBReader (stand-in depends)"},
+        {"pypcd", "", "pypcd", {"numpy", "python-lzf"}, "", "klintan/pypcd (stand-in depends)"},
+    };
+    return repos;
+}
+
+}  // namespace
+
+std::vector<std::string> make_source_repos(const std::string& git_root) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> made;
+    const std::string date = "1633651200 +0000";
+    for (const auto& r : source_repos()) {
+        std::string dir = git_root + "/" + r.dir;
+        fs::create_directories(dir);
+        git(dir, {"init", "-q"}, date);
+        std::string pkg = r.package_dir.empty() ? "" : r.package_dir + "/";
+        std::string module = r.name;
+        for (auto& c : module)
+            if (c == '-') c = '_';
+        write_file(dir, "README.md", "# " + r.dir + " (envlock mirror stand-in)\n");
+        write_file(dir, pkg + "setup.py", stand_in_setup_py(r));
+        write_file(dir, pkg + module + "/__init__.py", "__version__ = '0.0.0'\n");
+        write_file(dir, "SOURCE", r.source + "\n");
+        git(dir, {"add", "-A"}, date);
+        git(dir, {"commit", "-q", "-m", "envlock mirror stand-in of " + r.dir}, date);
+        if (!r.tag.empty()) git(dir, {"tag", r.tag}, date);
+        made.push_back(r.dir);
+    }
+    return made;
+}
+
 }  // namespace envlock::mirror

@@ -14,6 +14,11 @@ namespace envlock::mirror {
 // are the same on every build. Returns the tags created ("v0.17.1", …).
 std::vector<std::string> make_mmdet3d_repo(const std::string& dir, const std::vector<Mmdet3dRelease>& releases);
 
+// Stand-in repositories for the other git sources the built-in recipes name (detectron2 at
+// v0.6, panopticapi, cityscapesScripts, RADIal with its DBReader package, pypcd), each under
+// `git_root`/<name> with a setup.py declaring its install_requires. Returns their names.
+std::vector<std::string> make_source_repos(const std::string& git_root);
+
 // The files of the tree at one release (relative path -> content), for tests.
 std::vector<std::pair<std::string, std::string>> mmdet3d_tree(const Mmdet3dRelease& release);
 

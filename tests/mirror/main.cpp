@@ -52,7 +52,7 @@ int run_serve(const std::string& root, int port) {
     if (server->port() <= 0)
         throw envlock::EnvironmentError("cannot listen on 127.0.0.1:" + std::to_string(port) + " (port in use?)");
     std::cout << server->url() << "/" << std::endl;
-    std::cout << "  conda channels: " << server->url() << "/conda/{pytorch,nvidia,conda-forge,main}\n"
+    std::cout << "  conda channels: " << server->url() << "/conda/{pytorch,nvidia,conda-forge,intel}, " << server->url() << "/pkgs/{main,r} (defaults)\n"
               << "  PyPI simple:    " << server->url() << "/pypi/simple/\n"
               << "  find-links:     " << server->url() << "/whl/torch_stable.html, " << server->url()
               << "/mmcv/dist/cu111/torch1.9.0/index.html\n"

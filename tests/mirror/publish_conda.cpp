@@ -10,6 +10,16 @@
 
 namespace envlock::mirror {
 
+namespace {
+
+std::string channel_dir(const std::string& channel) {
+    // repo.anaconda.com serves the `defaults` channels at /pkgs/main and /pkgs/r; anaconda.org
+    // channels live under conda/.
+    return channel.rfind("pkgs/", 0) == 0 ? channel : "conda/" + channel;
+}
+
+}  // namespace
+
 int write_conda_channels(const std::string& root, const std::vector<CondaRecord>& records) {
     using nlohmann::json;
     // channel -> subdir -> repodata; every channel gets both subdirs, as conda expects.
@@ -25,7 +35,7 @@ int write_conda_channels(const std::string& root, const std::vector<CondaRecord>
     for (const auto& r : records) {
         std::string bytes = build_conda_package(r);
         std::string fn = r.filename();
-        write_file(root, "conda/" + r.channel + "/" + r.subdir + "/" + fn, bytes);
+        write_file(root, channel_dir(r.channel) + "/" + r.subdir + "/" + fn, bytes);
         json rec;
         rec["build"] = r.build;
         rec["build_number"] = r.build_number;
@@ -48,7 +58,7 @@ int write_conda_channels(const std::string& root, const std::vector<CondaRecord>
     for (const auto& [channel, subdirs] : repodata)
         for (const auto& [subdir, doc] : subdirs) {
             std::string text = doc.dump(1) + "\n";
-            std::string base = "conda/" + channel + "/" + subdir + "/repodata.json";
+            std::string base = channel_dir(channel) + "/" + subdir + "/repodata.json";
             write_file(root, base, text);
             std::string zst(ZSTD_compressBound(text.size()), '\0');
             size_t n = ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 3);

@@ -284,6 +284,17 @@ int write_torch_find_links(const std::string& root, const std::vector<Published>
         if (slash != std::string::npos) per_variant[rel.substr(0, slash)][project].push_back(b);
     }
     write_file(root, "whl/torch_stable.html", page);
+    // whl/<variant>/torch_stable.html: the same page for one CUDA variant (detectron2's docs use
+    // the cu111 one), links relative to the variant's folder.
+    std::map<std::string, std::string> variant_pages;
+    for (const auto& b : built) {
+        std::string rel = b.pub->path.substr(4);
+        auto slash = rel.find('/');
+        if (slash == std::string::npos) continue;
+        std::string href = "../" + url_escape(rel);
+        variant_pages[rel.substr(0, slash)] += "<a href=\"" + href + "#sha256=" + b.sha256 + "\">" + url_escape(rel) + "</a><br>\n";
+    }
+    for (const auto& [variant, text] : variant_pages) write_file(root, "whl/" + variant + "/torch_stable.html", text);
     // download.pytorch.org/whl/<variant>/ simple indexes (the --index-url form from torch 1.11).
     // Unlabeled torchaudio wheels of the top level are listed under every variant.
     for (auto& [variant, projects] : per_variant) {
@@ -317,6 +328,12 @@ int write_mmcv_pages(const std::string& root, const std::vector<Published>& whee
                     "</a><br>\n";
         }
         write_file(root, dir + "/index.html", page);
+        // EchoFusion's docs point at cu111/torch1.9.1; its wheels are the torch1.9.0 builds
+        // (mmcv's docs: a torch1.x.0 wheel serves every 1.x.y). The mirror answers that URL
+        // with the same page; SOURCES.md lists it among the deviations.
+        const std::string torch190 = "/torch1.9.0";
+        if (dir.size() > torch190.size() && dir.compare(dir.size() - torch190.size(), torch190.size(), torch190) == 0)
+            write_file(root, dir.substr(0, dir.size() - 1) + "1/index.html", page);
     }
     return static_cast<int>(wheels.size());
 }

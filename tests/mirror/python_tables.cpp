@@ -250,6 +250,14 @@ std::vector<Published> torch_wheels(const Tables& tables) {
                 if (key >= 11100 && key < 20100) tv.requires_dist.insert(tv.requires_dist.begin(), "typing-extensions");
                 tv.source = rel.source;
                 out.push_back({tv, "whl/" + var + "/" + tv.filename()});
+                if (rel.torch == "1.10.0" && rel.torchvision == "0.11.0") {
+                    // torchvision 0.11.1, also built for torch 1.10.0, is the one detectron2 v0.6's
+                    // Dockerfile pins (cases/detectron2-v0.6.yaml); the previous-versions page names 0.11.0.
+                    PyDist tv1 = tv;
+                    tv1.version = "0.11.1+" + var;
+                    tv1.source = "cases/detectron2-v0.6.yaml (docker/Dockerfile pin), beside " + rel.source;
+                    out.push_back({tv1, "whl/" + var + "/" + tv1.filename()});
+                }
 
                 if (!rel.torchaudio.empty() && version_key(rel.torchaudio) >= 1000) {
                     PyDist ta;

@@ -342,6 +342,14 @@ TEST_CASE("malformed match specs are rejected with one line naming the spec") {
     CHECK(error_of("::numpy") == "invalid conda match spec '::numpy': empty channel before '::'");
 }
 
+TEST_CASE("'=>' and '=<' are typos, not operators: 'torch=>1.9' is refused instead of read as '>1.9*'") {
+    // conda's documented operators are ==, !=, <, <=, >, >=, = and ~= (conda docs, "Package match
+    // specifications"); its "=1.9 means 1.9*" rewrite would otherwise swallow the typo.
+    CHECK(error_of("torch=>1.9") == "invalid conda match spec 'torch=>1.9': invalid operator '=>' (did you mean '>='?)");
+    CHECK(error_of("numpy =<1.20") == "invalid conda match spec 'numpy =<1.20': invalid operator '=<' (did you mean '<='?)");
+    CHECK(error_of("torch>=1.9") == "accepted");
+}
+
 TEST_CASE("str() gives conda's canonical text, and that text parses back to the same spec") {
     struct Case {
         const char* in;

@@ -71,7 +71,7 @@ TEST_CASE("Deformable-DETR-like: blocks nested in list items are read, with thei
     CHECK(where(find_requirement(spec, "python=3.7")->from) == "README.md:11");
     CHECK(find_requirement(spec, "pip"));
     CHECK(where(find_requirement(spec, "cudatoolkit=9.2")->from) == "README.md:22");
-    CHECK(spec.channels == std::vector<std::string>{"pytorch"});
+    CHECK(spec.channels == std::vector<std::string>{"pytorch", "defaults"});
     CHECK(where(find_requirement(spec, "scipy")->from) == "requirements.txt:4");
     REQUIRE(spec.extensions.size() == 1);
     CHECK(spec.extensions[0].in == "models/ops");

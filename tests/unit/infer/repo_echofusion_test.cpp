@@ -116,7 +116,7 @@ TEST_CASE("EchoFusion-like: conda pins with channels; python 3.7") {
     auto spec = repo.infer();
     CHECK(spec.python == "3.7");
     CHECK(where(find_requirement(spec, "pytorch==1.9.1")->from) == "docs/install.md:11");
-    CHECK(spec.channels == std::vector<std::string>{"pytorch", "conda-forge"});
+    CHECK(spec.channels == std::vector<std::string>{"pytorch", "conda-forge", "defaults"});
 }
 
 TEST_CASE("EchoFusion-like: the template mmcv line is a note; the example with its index is followed") {

@@ -123,7 +123,7 @@ TEST_CASE("Mask2Former-like: conda pins and channels from the example environmen
         CHECK(r->ecosystem == "conda");
     }
     CHECK(where(find_requirement(spec, "cudatoolkit=11.1")->from) == "INSTALL.md:26");
-    CHECK(spec.channels == std::vector<std::string>{"pytorch", "nvidia"});
+    CHECK(spec.channels == std::vector<std::string>{"pytorch", "nvidia", "defaults"});
     CHECK(where(find_requirement(spec, "opencv-python")->from) == "INSTALL.md:27");
 }
 

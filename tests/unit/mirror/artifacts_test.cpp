@@ -151,7 +151,7 @@ TEST_CASE("a wheel with a compressed platform tag writes one Tag line per expand
               "Tag: cp38-cp38-manylinux_2_17_x86_64\nTag: cp38-cp38-manylinux2014_x86_64\n") != std::string::npos);
 }
 
-TEST_CASE("an sdist is a gzip tarball with PKG-INFO under name-version/") {
+TEST_CASE("an sdist is a gzip tarball with PKG-INFO under name-version/; its requirements live in setup.py, as on PyPI") {
     PyDist d;
     d.project = "mmcv-full";
     d.version = "1.4.0";
@@ -160,7 +160,13 @@ TEST_CASE("an sdist is a gzip tarball with PKG-INFO under name-version/") {
     auto m = members(build_sdist(d));
     REQUIRE(m.count("mmcv-full-1.4.0/PKG-INFO"));
     CHECK(m["mmcv-full-1.4.0/PKG-INFO"].content.find("Name: mmcv-full\nVersion: 1.4.0\n") != std::string::npos);
-    CHECK(m["mmcv-full-1.4.0/setup.py"].content.find("\"yapf\",") != std::string::npos);
+    CHECK(m["mmcv-full-1.4.0/PKG-INFO"].content.find("Requires-Dist") == std::string::npos);
+    // mmcv's setup.py reads requirements/runtime.txt through a helper's default argument.
+    CHECK(m["mmcv-full-1.4.0/setup.py"].content.find("fname='requirements/runtime.txt'") != std::string::npos);
+    CHECK(m["mmcv-full-1.4.0/requirements/runtime.txt"].content == "addict\nyapf\n");
+    d.project = "fvcore";
+    auto f = members(build_sdist(d));
+    CHECK(f["fvcore-1.4.0/setup.py"].content.find("    \"yapf\",\n") != std::string::npos);
 }
 
 TEST_CASE("archives are byte-identical when built twice") {

@@ -17,14 +17,16 @@ using nlohmann::json;
 
 namespace {
 
-const char* kChannels[] = {"pytorch", "nvidia", "conda-forge", "main"};
+// Channel folders under the mirror root: anaconda.org-style channels under conda/, the
+// `defaults` channels where repo.anaconda.com has them (pkgs/main, pkgs/r).
+const char* kChannels[] = {"conda/pytorch", "conda/nvidia", "conda/conda-forge", "pkgs/main", "pkgs/r"};
 
 // Every record of every channel and subdir: (channel/subdir, filename, record).
 std::vector<std::tuple<std::string, std::string, json>> all_records(const fs::path& root) {
     std::vector<std::tuple<std::string, std::string, json>> out;
     for (const char* ch : kChannels)
         for (const char* sd : {"linux-64", "noarch"}) {
-            auto doc = read_json(root / "conda" / ch / sd / "repodata.json");
+            auto doc = read_json(root / ch / sd / "repodata.json");
             for (const char* key : {"packages", "packages.conda"})
                 for (auto it = doc[key].begin(); it != doc[key].end(); ++it)
                     out.emplace_back(std::string(ch) + "/" + sd, it.key(), it.value());
@@ -34,8 +36,8 @@ std::vector<std::tuple<std::string, std::string, json>> all_records(const fs::pa
 
 const json* find_record(const fs::path& root, const std::string& channel_subdir, const std::string& filename) {
     static std::map<std::string, json> cache;
-    std::string key = (root / "conda" / channel_subdir).string();
-    if (!cache.count(key)) cache[key] = read_json(root / "conda" / channel_subdir / "repodata.json");
+    std::string key = (root / channel_subdir).string();
+    if (!cache.count(key)) cache[key] = read_json(root / channel_subdir / "repodata.json");
     const json& doc = cache[key];
     for (const char* k : {"packages", "packages.conda"})
         if (doc[k].contains(filename)) return &doc[k][filename];
@@ -83,7 +85,7 @@ void check_every_conda_archive(const fs::path& root) {
     REQUIRE(records.size() > 500);
     for (const auto& [where, fn, rec] : records) {
         INFO(where << "/" << fn);
-        std::string bytes = read_file(root / "conda" / where / fn);
+        std::string bytes = read_file(root / where / fn);
         REQUIRE(bytes.size() == rec["size"].get<size_t>());
         CHECK(sha256_hex_of(bytes) == rec["sha256"]);
         CHECK(md5_hex(bytes) == rec["md5"]);
@@ -141,17 +143,17 @@ TEST_CASE("the pytorch channel has the real build-string shapes and dependency s
     for (const BuiltMirror* m : {&builtin_mirror(), shared_mirror()}) {
         if (!m) continue;
         INFO(m->dir.string());
-        auto* cuda = find_record(m->dir, "pytorch/linux-64", "pytorch-1.9.1-py3.8_cuda11.1_cudnn8.0.5_0.tar.bz2");
+        auto* cuda = find_record(m->dir, "conda/pytorch/linux-64", "pytorch-1.9.1-py3.8_cuda11.1_cudnn8.0.5_0.tar.bz2");
         REQUIRE(cuda);
         std::vector<std::string> deps = (*cuda)["depends"];
         CHECK(std::find(deps.begin(), deps.end(), "cudatoolkit >=11.1,<11.2") != deps.end());
         CHECK(std::find(deps.begin(), deps.end(), "python >=3.8,<3.9.0a0") != deps.end());
-        CHECK(find_record(m->dir, "pytorch/linux-64", "pytorch-1.9.1-py3.8_cpu_0.tar.bz2"));
-        auto* tv = find_record(m->dir, "pytorch/linux-64", "torchvision-0.10.1-py38_cu111.tar.bz2");
+        CHECK(find_record(m->dir, "conda/pytorch/linux-64", "pytorch-1.9.1-py3.8_cpu_0.tar.bz2"));
+        auto* tv = find_record(m->dir, "conda/pytorch/linux-64", "torchvision-0.10.1-py38_cu111.tar.bz2");
         REQUIRE(tv);
         deps = (*tv)["depends"].get<std::vector<std::string>>();
         CHECK(std::find(deps.begin(), deps.end(), "pytorch 1.9.1") != deps.end());
-        auto* mutex = find_record(m->dir, "pytorch/noarch", "pytorch-mutex-1.0-cpu.tar.bz2");
+        auto* mutex = find_record(m->dir, "conda/pytorch/noarch", "pytorch-mutex-1.0-cpu.tar.bz2");
         REQUIRE(mutex);
         CHECK((*mutex)["track_features"] == "pytorch-mutex");
     }
@@ -163,11 +165,11 @@ TEST_CASE("the real pytorch channel records keep their fields but get the mirror
         return;
     }
     CHECK(shared_mirror()->info.real_pytorch_channel);
-    auto* r = find_record(shared_mirror()->dir, "pytorch/linux-64", "pytorch-1.9.1-py3.8_cuda11.1_cudnn8.0.5_0.tar.bz2");
+    auto* r = find_record(shared_mirror()->dir, "conda/pytorch/linux-64", "pytorch-1.9.1-py3.8_cuda11.1_cudnn8.0.5_0.tar.bz2");
     REQUIRE(r);
     CHECK((*r)["timestamp"] == 1631637658219LL);
     CHECK((*r)["sha256"] != "d5d59f968a435217bb1475325d0f7f62cb2b68290e10414837dc4b6e2c073dca");  // the real 1.5 GB file's
-    auto* c = find_record(shared_mirror()->dir, "pytorch/linux-64", "pytorch-2.1.0-py3.10_cuda12.1_cudnn8.9.2_0.tar.bz2");
+    auto* c = find_record(shared_mirror()->dir, "conda/pytorch/linux-64", "pytorch-2.1.0-py3.10_cuda12.1_cudnn8.9.2_0.tar.bz2");
     REQUIRE(c);
     CHECK((*c)["constrains"][0] == "cpuonly <0");
 }

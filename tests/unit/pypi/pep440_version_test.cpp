@@ -151,3 +151,17 @@ TEST_CASE("equal versions written differently compare equal") {
     CHECK(Version::parse("1.0c1") == Version::parse("1.0rc1"));
     CHECK(Version::parse("1.0.0a") == Version::parse("1.0a0"));
 }
+
+TEST_CASE("a release segment has no length limit (PEP 440 sets none; packaging compares them as Python ints)") {
+    // 19 and 20 digits: beyond what fits in 64 bits, and one that fits but was refused before.
+    CHECK(norm("1.9223372036854775807") == "1.9223372036854775807");
+    CHECK(norm("2.0.12345678901234567890") == "2.0.12345678901234567890");
+    CHECK(norm("0.000012345678901234567890123") == "0.12345678901234567890123");
+    CHECK(Version::parse("2.0.12345678901234567890") > Version::parse("2.0.1234567890123456789"));
+    CHECK(Version::parse("2.0.12345678901234567890") < Version::parse("2.0.12345678901234567891"));
+    CHECK(Version::parse("2.0.012345678901234567890") == Version::parse("2.0.12345678901234567890"));
+    CHECK(Version::parse("99999999999999999999999") > Version::parse("9223372036854775807"));
+    auto set = envlock::pep440::SpecifierSet::parse("==2.0.12345678901234567890.*");
+    CHECK(set.contains(Version::parse("2.0.12345678901234567890.1")));
+    CHECK_FALSE(set.contains(Version::parse("2.0.12345678901234567891")));
+}

@@ -217,3 +217,16 @@ TEST_CASE("malformed markers name the column") {
         }
     }
 }
+
+TEST_CASE("`~=` where a side is not a PEP 440 version is an error, not false (PEP 508 Environment Markers; packaging's UndefinedComparison)") {
+    auto env = envlock::pep508::MarkerEnv::for_target("3.8", "linux-64");
+    auto marker = Marker::parse("platform_machine ~= \"x86_64\"");
+    CHECK_THROWS_AS(marker.evaluate(env), envlock::InputError);
+    try {
+        marker.evaluate(env);
+    } catch (const envlock::InputError& e) {
+        CHECK(std::string(e.what()).find("platform_machine ~= \"x86_64\"") != std::string::npos);
+    }
+    // Between versions, ~= keeps its PEP 440 meaning.
+    CHECK(Marker::parse("python_version ~= \"3.6\"").evaluate(env));
+}

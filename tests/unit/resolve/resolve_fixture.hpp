@@ -59,13 +59,20 @@ inline std::string read_file(const std::filesystem::path& path) {
 inline std::vector<std::string> mirror_flags(const std::filesystem::path& cache) {
     const auto& m = mirror_server();
     std::string s = m.server->url();
+    std::string git = (m.dir / "m" / "git").string();
     return {"--cache-dir", cache.string(),
             "--mirror", "https://conda.anaconda.org=" + s + "/conda",
+            "--mirror", "https://repo.anaconda.com/pkgs=" + s + "/pkgs",
             "--mirror", "https://pypi.org/simple=" + s + "/pypi/simple",
             "--mirror", "https://pypi.org/pypi/packages=" + s + "/pypi/packages",
             "--mirror", "https://download.pytorch.org/whl=" + s + "/whl",
             "--mirror", "https://download.openmmlab.com/mmcv=" + s + "/mmcv",
-            "--mirror", "https://github.com/open-mmlab/mmdetection3d=" + (m.dir / "m" / "git" / "mmdetection3d").string()};
+            "--mirror", "https://github.com/open-mmlab/mmdetection3d=" + git + "/mmdetection3d",
+            "--mirror", "https://github.com/facebookresearch/detectron2=" + git + "/detectron2",
+            "--mirror", "https://github.com/cocodataset/panopticapi=" + git + "/panopticapi",
+            "--mirror", "https://github.com/mcordts/cityscapesScripts=" + git + "/cityscapesScripts",
+            "--mirror", "https://github.com/valeoai/RADIal=" + git + "/RADIal",
+            "--mirror", "https://github.com/klintan/pypcd=" + git + "/pypcd"};
 }
 
 // A target file as `envlock detect` writes it.

@@ -198,3 +198,18 @@ TEST_CASE("a written lock reads back to the same bytes") {
     Lock back = read_lock(text, "envlock.yaml");
     CHECK(write_lock(back) == text);
 }
+
+TEST_CASE("of one build offered as .conda and .tar.bz2, the .conda is locked (conda and mamba prefer the .conda format)") {
+    // No snapshot channel lists one build in both formats, so the pair is made from one record.
+    auto in = input_for(linux_machine("470.82.01", "11.4", {rtx3090()}), {conda_req("numpy 1.19.*")});
+    auto& forge = in.channels[1].records;
+    IndexRecord tarball = forge.back();   // numpy-1.19.5-py38h18fd61f_1.tar.bz2
+    IndexRecord conda = tarball;
+    conda.filename = "numpy-1.19.5-py38h18fd61f_1.conda";
+    conda.url = "https://conda.anaconda.org/conda-forge/linux-64/" + conda.filename;
+    forge.push_back(conda);   // listed after the .tar.bz2: file order does not decide
+    auto out = solve(in);
+    REQUIRE_MESSAGE(out.solved, out.explanation);
+    REQUIRE(find(out.lock, "numpy"));
+    CHECK(find(out.lock, "numpy")->url == conda.url);
+}

@@ -1,0 +1,158 @@
+#include "resolver/workflow/check_lock.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "resolver/specs/conda_filename.hpp"
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/matchspec.hpp"
+#include "resolver/specs/pep440.hpp"
+#include "resolver/specs/pep508.hpp"
+#include "resolver/specs/wheel.hpp"
+#include "resolver/workflow/account.hpp"
+#include "resolver/workflow/resolve_project.hpp"
+
+namespace envlock {
+
+namespace {
+
+bool hex_of(const std::string& s, std::size_t n) {
+    return s.size() == n && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::string last_segment(const std::string& url) {
+    std::string u = url.substr(0, url.find_first_of("?#"));
+    return u.substr(u.rfind('/') + 1);
+}
+
+std::string entry_name(const LockedPackage& p) { return p.name + " " + p.version; }
+
+// The conda name of a PyPI project where they differ, and back (DESIGN.md: one project).
+std::string other_spelling(const std::string& name) {
+    if (name == "torch") return "pytorch";
+    if (name == "pytorch") return "torch";
+    return name;
+}
+
+}  // namespace
+
+std::vector<std::string> incomplete_entries(const Lock& lock) {
+    std::vector<std::string> out;
+    for (const auto& p : lock.packages) {
+        auto bad = [&](const std::string& why) { out.push_back(entry_name(p) + ": " + why); };
+        if (p.url.empty()) bad("no URL");
+        if (p.kind == Ecosystem::source) {
+            if (!hex_of(p.rev, 40)) bad("git source not pinned to a commit (rev: " + p.rev + ")");
+            continue;
+        }
+        if (!hex_of(p.sha256, 64) && !hex_of(p.md5, 32)) bad("no sha256 (nor md5) to verify the download");
+        std::string file = last_segment(p.url);
+        if (p.kind == Ecosystem::conda) {
+            try {
+                auto f = conda::PackageFilename::parse(file);
+                if (f.name != p.name || f.version != p.version || f.build != p.build)
+                    bad("the entry says " + p.name + "-" + p.version + "-" + p.build + " but its URL is " + file);
+            } catch (const InputError&) {
+                bad("URL does not name a conda package file: " + file);
+            }
+            continue;
+        }
+        // PyPI: the version of the file, from its name, is the version of the entry.
+        std::string name, version;
+        try {
+            if (file.size() > 4 && file.compare(file.size() - 4, 4, ".whl") == 0) {
+                auto w = wheel::WheelName::parse(file);
+                name = w.normalized_name;
+                version = w.version;
+            } else if (auto s = wheel::SdistName::try_parse(file)) {
+                name = s->normalized_name;
+                version = s->version;
+            }
+        } catch (const InputError&) {
+        }
+        if (name.empty()) {
+            bad("URL does not name a wheel or sdist: " + file);
+            continue;
+        }
+        auto locked = pep440::Version::try_parse(p.version);
+        auto of_file = pep440::Version::try_parse(version);
+        if (name != pep508::normalize_name(p.name) || !locked || !of_file || locked->str() != of_file->str())
+            bad("the entry says " + p.name + " " + p.version + " but its URL is " + file);
+    }
+    return out;
+}
+
+std::vector<std::string> unprovided_names(const Lock& lock) {
+    std::set<std::string> conda, pypi;
+    std::string python = "3.8";
+    std::string platform = lock.targets.empty() || lock.targets.front().target.platform.empty()
+                               ? "linux-64" : lock.targets.front().target.platform;
+    for (const auto& p : lock.packages) {
+        if (p.kind == Ecosystem::conda) conda.insert(p.name);
+        pypi.insert(pep508::normalize_name(p.name));
+        if (p.name == "python") python = p.version;
+    }
+    // Python comes from conda or from the system; the lock's Python decides the markers.
+    pep508::MarkerEnv env = pep508::MarkerEnv::for_target(python, platform);
+    auto provided = [&](const std::string& name) {
+        std::string n = pep508::normalize_name(name);
+        return name == "python" || conda.count(name) || pypi.count(n) || pypi.count(other_spelling(n)) ||
+               conda.count(other_spelling(name));
+    };
+    std::vector<std::string> out;
+    for (const auto& r : lock.spec.requirements) {
+        std::string name;
+        if (r.ecosystem != "conda") {
+            try {
+                auto req = pep508::Requirement::parse(r.text);
+                if (!req.applies(env)) continue;
+                name = req.normalized_name;
+            } catch (const InputError&) {
+            }
+        }
+        if (name.empty()) {
+            try {
+                name = conda::MatchSpec::parse(r.text).name;
+            } catch (const InputError&) {
+                continue;
+            }
+        }
+        if (name.rfind("__", 0) == 0 || provided(name) || allowed_missing(lock.spec, name)) continue;
+        std::string where = r.from.file.empty() ? std::string("spec") : r.from.file + (r.from.line ? ":" + std::to_string(r.from.line) : "");
+        out.push_back(r.text + " (" + where + "): no package of the lock provides " + name);
+    }
+    for (const auto& p : lock.packages) {
+        for (const auto& d : p.depends) {
+            std::string name;
+            if (p.kind == Ecosystem::conda) {
+                try {
+                    name = conda::MatchSpec::parse(d).name;
+                } catch (const InputError&) {
+                    continue;
+                }
+                if (name.rfind("__", 0) == 0) continue;
+            } else {
+                try {
+                    auto req = pep508::Requirement::parse(d);
+                    if (!req.applies(env)) continue;
+                    name = req.normalized_name;
+                } catch (const InputError&) {
+                    continue;
+                }
+            }
+            if (!provided(name)) out.push_back(entry_name(p) + ": needs " + d + ", which no package of the lock provides");
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock_dir) {
+    auto out = incomplete_entries(lock);
+    auto names = unprovided_names(lock);
+    out.insert(out.end(), names.begin(), names.end());
+    for (const auto& f : changed_inputs(lock, lock_dir))
+        out.push_back(f + ": changed since the spec was inferred from it (run `envlock resolve` to read it again)");
+    return out;
+}
+
+}  // namespace envlock

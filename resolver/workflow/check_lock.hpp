@@ -1,0 +1,23 @@
+#pragma once
+// `envlock check` proves a lock, not only its inputs: every package entry is complete and
+// agrees with its own file name, every requirement of the spec and every dependency of every
+// locked package names a package the lock has, and the files the spec was inferred from
+// still have the content they had. Each problem names the package (or file) and why.
+#include <string>
+#include <vector>
+
+#include "resolver/lock/lock.hpp"
+
+namespace envlock {
+
+// Entries that are incomplete or contradict their URL's file name (a version edited by hand).
+std::vector<std::string> incomplete_entries(const Lock& lock);
+
+// Requirements of the spec and dependencies of locked packages that no package of the lock
+// provides (a deleted or truncated entry). Markers are evaluated for the locked Python.
+std::vector<std::string> unprovided_names(const Lock& lock);
+
+// Everything above, plus the inferred-from files (read relative to `lock_dir`) that changed.
+std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock_dir);
+
+}  // namespace envlock

@@ -1,0 +1,38 @@
+// DESIGN.md "Same inputs, same lock, byte for byte": every built-in recipe resolved ten times
+// on the demo mirror for one machine gives the same bytes each time: the same lock, or (where
+// the mirror cannot satisfy a recipe) the same exit code and the same message.
+#include <doctest/doctest.h>
+
+#include "tests/unit/resolve/resolve_fixture.hpp"
+
+using namespace envlock::test;
+namespace fs = std::filesystem;
+
+TEST_CASE("each recipe resolved 10 times on the demo mirror gives the same bytes every time") {
+    const auto target = target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4");
+    for (const char* recipe : {"BEVFormer", "Deformable-DETR", "EchoFusion", "Mask2Former", "detectron2", "mmdetection3d"}) {
+        CAPTURE(recipe);
+        fs::path dir = temp_dir(std::string("det-") + recipe);
+        write_file(dir / "target.yaml", target);
+        std::string first_lock, first_err;
+        int first_code = -1;
+        for (int i = 0; i < 10; ++i) {
+            CAPTURE(i);
+            // A fresh output each time: no previous lock to keep versions from.
+            fs::path out = dir / ("run" + std::to_string(i)) / "envlock.yaml";
+            auto r = resolve_with({recipe, "-o", out.string(), "--target", (dir / "target.yaml").string()}, dir);
+            std::string lock = fs::exists(out) ? read_file(out) : "";
+            std::string err = r.err;
+            if (i == 0) {
+                first_lock = lock;
+                first_err = err;
+                first_code = r.exit_code;
+                MESSAGE(std::string(recipe) << ": exit " << r.exit_code);
+                continue;
+            }
+            CHECK(r.exit_code == first_code);
+            CHECK(lock == first_lock);
+            CHECK(err == first_err);
+        }
+    }
+}

@@ -1,0 +1,182 @@
+// conda's semantics on real repodata: conda's and mamba's own test indexes, the conda-forge
+// py39 subset and the real pytorch channel (../shared/snapshots), served as channels by a
+// local HTTP server and resolved with `envlock resolve` as a user would. Each case names the
+// rule it checks; rattler (py-rattler 0.28, strict priority) gave the same answer unless the
+// case says otherwise.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "tests/unit/resolve/resolve_fixture.hpp"
+#include "tests/unit/solve/snapshot_channels.hpp"
+
+using namespace envlock::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+    RunResult run;
+    std::string lock;
+    fs::path dir;
+};
+
+const std::string kRtx3090 = target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4");
+
+// A spec with `channels` (snapshot channel names, in priority order) and conda requirements,
+// each from environment.yml at the line given by its position (line 3 onward).
+Outcome resolve_conda(const std::string& tag, const std::vector<std::string>& channels, const std::vector<std::string>& reqs,
+                      std::vector<std::string> extra = {}, const std::string& target = kRtx3090) {
+    const auto& snap = snapshot_channels();
+    Outcome o;
+    o.dir = temp_dir(tag);
+    std::string spec = "spec:\n  name: " + tag + "\n  channels: [";
+    for (size_t i = 0; i < channels.size(); ++i) spec += (i ? ", " : "") + snap.url(channels[i]);
+    spec += "]\n  requirements:\n";
+    for (size_t i = 0; i < reqs.size(); ++i)
+        spec += "    - {conda: \"" + reqs[i] + "\", from: \"environment.yml:" + std::to_string(i + 3) + "\"}\n";
+    write_file(o.dir / "spec.yaml", spec);
+    write_file(o.dir / "target.yaml", target);
+    std::vector<std::string> args{"resolve", (o.dir / "spec.yaml").string(), "--target", (o.dir / "target.yaml").string(),
+                                  "--cache-dir", (o.dir / "cache").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    o.run = run_envlock(args);
+    if (fs::exists(o.dir / "envlock.yaml")) o.lock = read_file(o.dir / "envlock.yaml");
+    return o;
+}
+
+// The `build:` of a locked package, as text.
+std::string locked_build(const std::string& lock, const std::string& name) {
+    auto at = lock.find("    name: \"" + name + "\"\n");
+    if (at == std::string::npos) return "";
+    at = lock.find("    build: \"", at);
+    if (at == std::string::npos) return "";
+    at += 12;
+    return lock.substr(at, lock.find('"', at) - at);
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("a version no channel has is unsatisfiable (exit 1) and named with its line, never dropped (conda: MatchSpec must match)") {
+    auto o = resolve_conda("nover", {"conda-index"}, {"numpy=9.9"});
+    CHECK(o.run.exit_code == 1);
+    CHECK(o.lock.empty());
+    CHECK(o.run.err.find("numpy=9.9 (environment.yml:3)") != std::string::npos);
+    CHECK(o.run.err.find("available: 1.7.1") != std::string::npos);
+}
+
+TEST_CASE("a name no channel has is unsatisfiable (exit 1) and named") {
+    auto o = resolve_conda("noname", {"conda-index"}, {"numpy", "nosuchpackage-xyz"});
+    CHECK(o.run.exit_code == 1);
+    CHECK(o.lock.empty());
+    CHECK(o.run.err.find("nosuchpackage-xyz (environment.yml:4): no channel or index offers a package named nosuchpackage-xyz") !=
+          std::string::npos);
+}
+
+TEST_CASE("a full python pin is kept exactly: python=3.9.18 locks 3.9.18, not the newest 3.9 (conda MatchSpec '=' is a prefix of 3.9.18)") {
+    auto o = resolve_conda("py3918", {"conda-forge-py39"}, {"python=3.9.18"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(locked_version(o.lock, "python") == "3.9.18");
+}
+
+TEST_CASE("a python build string is kept: 'python 3.9.* *_73_pypy' locks PyPy's python 3.9.18 1_73_pypy") {
+    auto o = resolve_conda("pypy", {"conda-forge-py39"}, {"python 3.9.* *_73_pypy"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(locked_build(o.lock, "python") == "1_73_pypy");
+    CHECK(o.lock.find("name: \"pypy3.9\"") != std::string::npos);
+}
+
+TEST_CASE("strict channel priority: python only from the first channel that has it, so python=3.9 over [3.12-only, py39] is unsatisfiable") {
+    // conda's docs ("Strict channel priority"): packages in lower priority channels are not
+    // considered if a package with the same name appears in a higher priority channel.
+    for (auto reqs : {std::vector<std::string>{"python=3.9"}, std::vector<std::string>{"python=3.9", "pip"}}) {
+        CAPTURE(reqs.size());
+        auto o = resolve_conda("strict", {"mamba-numpy", "conda-forge-py39"}, reqs);
+        CHECK(o.run.exit_code == 1);
+        CHECK(o.lock.empty());
+        CHECK(o.run.err.find("masked by strict channel priority") != std::string::npos);
+        CHECK(o.run.err.find(snapshot_channels().url("mamba-numpy")) != std::string::npos);
+    }
+}
+
+TEST_CASE("md5-only records (conda's 2013 index has no sha256): the lock carries md5, `check` accepts it, a re-resolve gives the same bytes") {
+    auto o = resolve_conda("md5", {"conda-index"}, {"numpy 1.7.*", "python 2.7.*"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(o.lock.find("md5: \"") != std::string::npos);
+    auto check = run_envlock({"check", (o.dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, check.err);
+    std::string first = o.lock;
+    auto again = run_envlock({"resolve", (o.dir / "envlock.yaml").string(), "--cache-dir", (o.dir / "cache").string()});
+    CHECK_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(read_file(o.dir / "envlock.yaml") == first);
+}
+
+TEST_CASE("no implicit python: python_abi alone locks python_abi and nothing else (its python is a constrains, not a depends)") {
+    auto o = resolve_conda("abi", {"conda-forge-py39"}, {"python_abi"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(locked_version(o.lock, "python_abi") == "3.11");
+    CHECK(locked_version(o.lock, "python").empty());
+}
+
+TEST_CASE("track_features ranks a build below every build without it, across versions: mkl locks 10.3 p2, not 11.0 (libsolv policy.c, conda mode)") {
+    auto o = resolve_conda("mkl", {"conda-index"}, {"mkl"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(locked_version(o.lock, "mkl") == "10.3");
+    CHECK(locked_build(o.lock, "mkl") == "p2");
+}
+
+TEST_CASE("between builds of one version and build number, the one whose dependencies reach higher versions wins before the timestamp (rattler conda_sorting.rs)") {
+    // six 1.11.0 build 1: py27_1 has the newest timestamp, py37_1 reaches python 3.7.0.
+    auto o = resolve_conda("six", {"conda-index4"}, {"six"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(locked_version(o.lock, "six") == "1.11.0");
+    CHECK(locked_build(o.lock, "six") == "py37_1");
+    CHECK(locked_version(o.lock, "python") == "3.7.0");
+}
+
+TEST_CASE("conda's `features`: torchvision's py37_cpu build (features: cpuonly) needs a package that tracks cpuonly; the real pytorch linux-64 subdir has none") {
+    // conda's classic resolve (MatchSpec(track_features=feature) for each of a record's
+    // features). rattler and libmamba ignore `features`; conda's rule is the documented one.
+    auto o = resolve_conda("features", {"pytorch"}, {"torchvision 0.8.2 py37_cpu"});
+    CHECK(o.run.exit_code == 1);
+    CHECK(o.run.err.find("cpuonly") != std::string::npos);
+}
+
+TEST_CASE("an explanation names the two pins that exclude each other, stays on one screen, and does not pair every build") {
+    auto o = resolve_conda("flood", {"conda-index4"}, {"numpy=1.15", "numpy-base=1.14", "python=3.6"});
+    CHECK(o.run.exit_code == 1);
+    CHECK(lines(o.run.err) <= 40);
+    CHECK(o.run.err.find("only one of") == std::string::npos);
+    CHECK(o.run.err.find("Python 3.7") == std::string::npos);
+    CHECK(o.run.err.find("numpy-base=1.14 (environment.yml:4) excludes every numpy-base that numpy=1.15 (environment.yml:3)") !=
+          std::string::npos);
+    auto verbose = resolve_conda("flood-v", {"conda-index4"}, {"numpy=1.15", "numpy-base=1.14", "python=3.6"}, {"--verbose"});
+    CHECK(verbose.run.exit_code == 1);
+    CHECK(lines(verbose.run.err) >= lines(o.run.err));
+}
+
+TEST_CASE("two pins on one project that exclude each other are both named with their lines") {
+    // (numpy=1.7 and numpy <1.7 do not exclude each other in conda: 1.7.0rc1 is below 1.7 and starts with it.)
+    auto o = resolve_conda("pins", {"conda-index"}, {"numpy=1.7.1", "numpy <1.7"});
+    CHECK(o.run.exit_code == 1);
+    CHECK(o.run.err.find("numpy=1.7.1 (environment.yml:3) and numpy <1.7 (environment.yml:4) exclude each other") != std::string::npos);
+}
+
+TEST_CASE("a pin against what every candidate of another requirement depends on is named: scipy np17 build vs numpy=1.5") {
+    auto o = resolve_conda("deppin", {"conda-index"}, {"scipy 0.12.0 np17py27_0", "numpy=1.5"});
+    CHECK(o.run.exit_code == 1);
+    CHECK(o.run.err.find("numpy=1.5 (environment.yml:4) excludes every numpy that scipy 0.12.0 np17py27_0 (environment.yml:3) can use") !=
+          std::string::npos);
+}
+
+TEST_CASE("explanations use envlock's words, never libsolv's (no 'installed package', 'nothing provides', '.noarch')") {
+    auto old_driver = target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "440.33.01", "10.2");
+    auto o = resolve_conda("words", {"pytorch"}, {"pytorch 1.9.0 *cuda11.1*"}, {}, old_driver);
+    CHECK(o.run.exit_code == 1);
+    for (const char* word : {"installed package", "nothing provides", ".noarch", "-1.noarch", "problem with"}) {
+        CAPTURE(word);
+        CHECK(o.run.err.find(word) == std::string::npos);
+    }
+}
