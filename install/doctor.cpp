@@ -49,6 +49,23 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
     return out;
 }
 
+// A knowledge row's source as doctor prints it: " [a ; b]". Parts naming the developers' shared
+// fact files (../shared/…) are dropped: they are not part of the product.
+std::string cite(const std::string& source) {
+    std::vector<std::string> kept;
+    size_t pos = 0;
+    while (pos <= source.size()) {
+        size_t end = source.find(';', pos);
+        if (end == std::string::npos) end = source.size();
+        std::string part = source.substr(pos, end - pos);
+        size_t b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
+        part = b == std::string::npos ? "" : part.substr(b, e - b + 1);
+        if (!part.empty() && part.find("shared/") == std::string::npos) kept.push_back(part);
+        pos = end + 1;
+    }
+    return kept.empty() ? "" : " [" + join(kept, " ; ") + "]";
+}
+
 // One installed thing a name can resolve to: a Python distribution's metadata, or a conda
 // record (whose metadata pip may have removed).
 struct Provider {
@@ -325,7 +342,7 @@ void check_advisories(Env& e) {
         } catch (const Error&) {
             fix = a.fix;
         }
-        e.add(Severity::error, "advisory:" + a.id, join(seen, " with "), a.symptom + " [" + a.source + "]", fix);
+        e.add(Severity::error, "advisory:" + a.id, join(seen, " with "), a.symptom + cite(a.source), fix);
     }
 }
 
@@ -343,8 +360,8 @@ void check_numba(Env& e) {
         auto spec = pep440::SpecifierSet::parse(rel->numpy);
         if (v && !spec.contains(*v, true))
             e.add(Severity::error, "numba-numpy", "numba " + numba->version + " with numpy " + numpy->version,
-                  "numba " + rel->version + " supports numpy " + rel->numpy + "; outside it numba refuses to import or miscompiles [" +
-                      rel->source + "]",
+                  "numba " + rel->version + " supports numpy " + rel->numpy + "; outside it numba refuses to import or miscompiles" +
+                      cite(rel->source),
                   e.install_cmd("numpy", "numpy" + rel->numpy));
     }
     if (!rel->python.empty() && !e.scan.python_version.empty()) {
@@ -352,7 +369,7 @@ void check_numba(Env& e) {
         auto spec = pep440::SpecifierSet::parse(rel->python);
         if (v && !spec.contains(*v, true))
             e.add(Severity::error, "numba-python", "numba " + numba->version + " on Python " + e.scan.python_version,
-                  "numba " + rel->version + " supports Python " + rel->python + " [" + rel->source + "]",
+                  "numba " + rel->version + " supports Python " + rel->python + cite(rel->source),
                   e.lock ? e.repair() : "a numba release for Python " + e.scan.python_version + " (`envlock inspect advisories` lists the ranges)");
     }
 }
@@ -404,7 +421,7 @@ std::string mismatch_why(const knowledge::Knowledge& k, const std::string& verdi
               ") mismatches the version that was used to compile PyTorch (" + torch + ")\""
         : "torch.utils.cpp_extension warns and builds; the extension then links CUDA " + nvcc + "'s runtime beside torch's " + torch;
     if (rules.unverified) why += " (knowledge row unverified)";
-    else if (!rules.source.empty()) why += " [" + rules.source + "]";
+    else why += cite(rules.source);
     return why;
 }
 
