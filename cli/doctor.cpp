@@ -77,9 +77,12 @@ void print(const install::DoctorReport& r, const Output& out) {
     }
     if (r.drift && !(r.drift->added.empty() && r.drift->removed.empty() && r.drift->changed.empty())) {
         std::cout << "\n`envlock install --repair` would:\n";
-        for (const auto& c : r.drift->changed) std::cout << "  change  " << c.substr(0, c.find(" -> ")) << " back from " << c.substr(c.find(" -> ") + 4) << "\n";
-        for (const auto& c : r.drift->removed) std::cout << "  install " << c << "\n";
-        for (const auto& c : r.drift->added) std::cout << "  remove  " << c << "\n";
+        for (const auto& c : r.drift->changed) {   // "name locked -> installed"
+            std::size_t arrow = c.find(" -> ");
+            std::cout << "  reinstall " << c.substr(0, arrow) << " (now " << c.substr(arrow + 4) << ")\n";
+        }
+        for (const auto& c : r.drift->removed) std::cout << "  install   " << c << "\n";
+        for (const auto& c : r.drift->added) std::cout << "  remove    " << c << "\n";
     }
     if (r.exit_code() == 0) std::cout << "\n" << out.out("healthy", Output::Style::green) << "\n";
 }
