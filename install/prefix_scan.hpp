@@ -1,0 +1,70 @@
+#pragma once
+// Reading any Python prefix, envlock's or not (a conda env, a venv, Debian's /usr): its conda-meta
+// records, every *.dist-info and *.egg-info (egg-links of `setup.py develop` followed), the
+// interpreter's version, torch's CUDA, and the compiled modules that link a CUDA runtime.
+#include <string>
+#include <vector>
+
+namespace envlock::install {
+
+// One conda-meta/<name>-<version>-<build>.json, as conda and mamba write them.
+struct CondaMetaRecord {
+    std::string json;                   // prefix-relative path of the record
+    std::string name, version, build, channel;
+    std::vector<std::string> depends;   // MatchSpecs
+    std::vector<std::string> files;     // prefix-relative
+    std::string python_dist;            // PEP 503 name of the Python distribution it installs, "" when none
+};
+
+// One installed Python distribution, from its *.dist-info or *.egg-info.
+struct PythonDist {
+    std::string name;                   // as its metadata spells it
+    std::string normalized;             // PEP 503
+    std::string version;
+    std::string metadata;               // prefix-relative metadata dir (absolute when outside the prefix)
+    std::string format;                 // "dist-info" | "egg-info"
+    std::vector<std::string> requires_dist;   // PEP 508; egg-info's [extra] / [:marker] sections as markers
+    std::string installer;              // INSTALLER's first line; "conda" when a conda record owns the metadata
+    std::string conda_record;           // name of the owning conda record, "" when none
+    bool has_record = false;            // a RECORD file lists its files
+    std::vector<std::string> files;     // RECORD's rows, prefix-relative (only when has_record)
+    bool editable = false;              // PEP 660 / direct_url.json dir_info editable, or an .egg-link
+    std::string editable_location;
+};
+
+// A compiled module (*.so) that links a CUDA runtime.
+struct CudaExtension {
+    std::string path;                   // prefix-relative
+    std::string dist;                   // PEP 503 name of the distribution whose RECORD lists it, "" when unknown
+    std::string cudart;                 // the DT_NEEDED soname's version: "11.0", "10.2", "12"
+};
+
+struct TorchBuild {
+    std::string version;                // "1.9.1+cu111"; "" when torch is absent
+    std::string cuda;                   // "11.1"; "" for a CPU build
+    std::string cuda_from;              // "torch/version.py", "conda build string", "local version label"
+};
+
+struct PrefixScan {
+    std::string prefix;                 // absolute
+    std::string python_version;         // "3.11.2", "3.11"; "" when no interpreter was found
+    std::string python_from;            // where the version was read
+    std::vector<std::string> site_dirs; // absolute, those that exist
+    bool conda = false;                 // has conda-meta/
+    std::vector<CondaMetaRecord> conda_records;
+    std::vector<PythonDist> dists;      // sorted by normalized name, then metadata path
+    std::vector<CudaExtension> cuda_extensions;
+    TorchBuild torch;
+    std::vector<std::string> unreadable;   // "<path>: <why>" for metadata that could not be read
+};
+
+// InputError (exit 2) when `prefix` is not a directory, or holds neither conda-meta/ nor a Python
+// site directory (lib/pythonX.Y/site-packages, Debian's lib/python3/dist-packages).
+// Unreadable or malformed metadata is not an error: it is listed in `unreadable`.
+PrefixScan scan_prefix(const std::string& prefix);
+
+// egg-info requires.txt -> PEP 508 lines: "[extra]" sections get `extra == "…"`, "[:marker]"
+// sections their marker (setuptools' format; pkg_resources reads it the same way).
+std::vector<std::string> requires_txt_to_pep508(const std::string& text);
+
+}  // namespace envlock::install
