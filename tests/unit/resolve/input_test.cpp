@@ -116,6 +116,7 @@ TEST_CASE("a PyPI mirror folder that does not exist is exit 3 naming the folder"
     auto r = resolve_spec_text("nofolder", std::string(kPy38) + "    - {pypi: yapf==0.40.1}\n",
                                {"--mirror", "https://pypi.org/simple=file:///nonexistent/envlock-pypi/simple"});
     CHECK(r.run.exit_code == 3);
+    INFO(r.run.err);
     CHECK(r.run.err.find("no such folder /nonexistent/envlock-pypi/simple") != std::string::npos);
     CHECK_FALSE(r.wrote());
 }
