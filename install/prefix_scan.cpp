@@ -1,4 +1,5 @@
 #include "install/prefix_scan.hpp"
+#include "install/wheel_install.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -38,25 +39,14 @@ bool present(const fs::path& p) {
     return fs::exists(p, ec);
 }
 
-// Core metadata (METADATA, PKG-INFO): RFC 822 headers up to the first blank line; a field may
-// repeat (Requires-Dist). Continuation lines belong to the previous field's long text, which
-// nothing here needs.
+// Core metadata (METADATA, PKG-INFO) with its field names lowercased, since core metadata
+// field names are case-insensitive.
 std::multimap<std::string, std::string> metadata_headers(std::string_view text) {
     std::multimap<std::string, std::string> out;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.empty()) break;
-        if (line[0] == ' ' || line[0] == '\t') continue;
-        size_t colon = line.find(':');
-        if (colon == std::string_view::npos) continue;
-        std::string key = trim(line.substr(0, colon));
+    for (const auto& [name, value] : parse_headers(text)) {
+        std::string key = name;
         std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
-        out.emplace(key, trim(line.substr(colon + 1)));
+        out.emplace(std::move(key), value);
     }
     return out;
 }

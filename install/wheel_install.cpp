@@ -35,25 +35,6 @@ std::string trim(std::string_view s) {
     return std::string(s.substr(b, e - b + 1));
 }
 
-// The header block of an email-style file (METADATA, WHEEL): "Key: value" lines up to the
-// first blank line; continuation lines are skipped.
-std::multimap<std::string, std::string> parse_headers(std::string_view text) {
-    std::multimap<std::string, std::string> out;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.empty()) break;
-        if (line[0] == ' ' || line[0] == '\t') continue;
-        size_t colon = line.find(':');
-        if (colon == std::string_view::npos) continue;
-        out.emplace(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
-    }
-    return out;
-}
 
 std::string header(const std::multimap<std::string, std::string>& h, const std::string& key) {
     // Field names are case-insensitive (RFC 822), as Python's email parser treats them.
@@ -409,6 +390,26 @@ std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::strin
 }
 
 }  // namespace
+
+// The header block of an email-style file (METADATA, WHEEL): "Key: value" lines up to the
+// first blank line; continuation lines are skipped.
+std::multimap<std::string, std::string> parse_headers(std::string_view text) {
+    std::multimap<std::string, std::string> out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty()) break;
+        if (line[0] == ' ' || line[0] == '\t') continue;
+        size_t colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        out.emplace(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+    }
+    return out;
+}
 
 std::string direct_url_json(const DirectUrl& d) {
     nlohmann::json j;

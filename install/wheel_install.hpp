@@ -5,7 +5,9 @@
 // INSTALLER, REQUESTED, direct_url.json (PEP 610). Uninstalling and checking by RECORD.
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -99,5 +101,10 @@ struct RecordProblem {
     std::string what;                // "missing", "modified (size …)", "modified (sha256 …)"
 };
 std::vector<RecordProblem> check_record(const PythonLayout& layout, const std::string& dist_info);
+
+// The header block of an email-style file (METADATA, PKG-INFO, WHEEL): "Key: value" lines up to
+// the first blank line, keys as written; a field may repeat (Requires-Dist); continuation lines
+// are skipped.
+std::multimap<std::string, std::string> parse_headers(std::string_view text);
 
 }  // namespace envlock::install
