@@ -8,12 +8,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 
 extern char** environ;
 
 namespace envlock {
 
-ProcessResult run_process(const std::vector<std::string>& argv, int timeout_seconds) {
+ProcessResult run_process(const std::vector<std::string>& argv, int timeout_seconds, const ProcessOptions& options) {
     ProcessResult result;
     int pipefd[2];
     if (argv.empty() || pipe2(pipefd, O_CLOEXEC) != 0) return result;
@@ -22,16 +23,23 @@ ProcessResult run_process(const std::vector<std::string>& argv, int timeout_seco
     posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1);
     posix_spawn_file_actions_adddup2(&actions, pipefd[1], 2);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<std::string> copy = argv;
-    std::vector<char*> args;
+    if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+    std::vector<std::string> copy = argv, env_copy;
+    std::vector<char*> args, envp;
     for (auto& a : copy) args.push_back(a.data());
     args.push_back(nullptr);
+    if (options.env) {
+        for (const auto& [k, v] : *options.env) env_copy.push_back(k + "=" + v);
+        for (auto& e : env_copy) envp.push_back(e.data());
+        envp.push_back(nullptr);
+    }
     pid_t pid = 0;
-    int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), options.env ? envp.data() : environ);
     posix_spawn_file_actions_destroy(&actions);
     close(pipefd[1]);
     if (rc != 0) {
         close(pipefd[0]);
+        result.out = "cannot start " + copy[0] + ": " + std::strerror(rc);
         return result;
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);

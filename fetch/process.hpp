@@ -1,5 +1,7 @@
 #pragma once
 // Runs a program without a shell and captures what it prints, with a time limit.
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,12 @@ struct ProcessResult {
     std::string out;          // stdout and stderr together
 };
 
-ProcessResult run_process(const std::vector<std::string>& argv, int timeout_seconds = 60);
+struct ProcessOptions {
+    std::string cwd;                                          // "" = this process's
+    std::optional<std::map<std::string, std::string>> env;   // the whole environment; none = this process's
+};
+
+// When the program cannot be started, exit_code is -1 and `out` says why.
+ProcessResult run_process(const std::vector<std::string>& argv, int timeout_seconds = 60, const ProcessOptions& options = {});
 
 }  // namespace envlock

@@ -1,13 +1,7 @@
 #include "install/source_install.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -22,62 +16,6 @@ namespace envlock::install {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Ran {
-    int exit_code = -1;
-    std::string out;
-};
-
-// run_process with an environment and a working directory (builds need both).
-Ran run_in(const std::vector<std::string>& argv, const std::map<std::string, std::string>& vars, const std::string& cwd,
-           int timeout_seconds) {
-    Ran result;
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) return result;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, pipefd[1], 2);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    std::vector<std::string> args_copy = argv, env_copy;
-    for (const auto& [k, v] : vars) env_copy.push_back(k + "=" + v);
-    std::vector<char*> args, envp;
-    for (auto& a : args_copy) args.push_back(a.data());
-    args.push_back(nullptr);
-    for (auto& e : env_copy) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    close(pipefd[1]);
-    if (rc != 0) {
-        close(pipefd[0]);
-        result.out = std::string("cannot start ") + args_copy[0] + ": " + std::strerror(rc);
-        return result;
-    }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-    bool timed_out = false;
-    char buffer[4096];
-    while (true) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) {
-            timed_out = true;
-            kill(pid, SIGKILL);
-            break;
-        }
-        pollfd p{pipefd[0], POLLIN, 0};
-        if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-        ssize_t n = read(pipefd[0], buffer, sizeof buffer);
-        if (n <= 0) break;
-        result.out.append(buffer, static_cast<size_t>(n));
-    }
-    close(pipefd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    result.exit_code = timed_out ? 124 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    return result;
-}
 
 std::string trim(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -202,8 +140,8 @@ SourceInstall install_source(const LockedPackage& package, const PythonLayout& l
     char tmpl[] = "/tmp/envlock-build-XXXXXX";
     if (!::mkdtemp(tmpl)) throw EnvironmentError(std::string("cannot create a build directory: ") + std::strerror(errno));
     std::string out_dir = tmpl;
-    auto ran = run_in({options.python, "-c", kBuildScript, options.editable ? "editable" : "wheel", out_dir}, vars, checkout,
-                      options.timeout_seconds);
+    auto ran = run_process({options.python, "-c", kBuildScript, options.editable ? "editable" : "wheel", out_dir},
+                           options.timeout_seconds, ProcessOptions{checkout, vars});
     result.build_log = ran.out;
     std::string wheel_name;
     if (auto nl = trim(ran.out).rfind('\n'); nl != std::string::npos) wheel_name = trim(ran.out).substr(nl + 1);
