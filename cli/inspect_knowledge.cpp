@@ -10,6 +10,7 @@
 #include "cli/shared_flags.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/knowledge/knowledge.hpp"
+#include "resolver/knowledge/public_source.hpp"
 
 namespace envlock::cli {
 namespace {
@@ -70,7 +71,7 @@ void inspect_gpu(const InspectOptions& o) {
     if (o.json) {
         json j = {{"query", o.query}, {"sm", kb::sm_name(sm)}, {"compute_capability", kb::cc_name(sm)},
                   {"name", row ? json(row->name) : json(nullptr)}, {"unverified", row && row->unverified},
-                  {"source", row ? json(row->source) : json(nullptr)}, {"first_nvcc", first.empty() ? json(nullptr) : json(first)}};
+                  {"source", row ? json(kb::public_source(row->source)) : json(nullptr)}, {"first_nvcc", first.empty() ? json(nullptr) : json(first)}};
         if (row && row->unverified) j["why"] = row->why;
         std::cout << j.dump(2) << "\n";
         return;
@@ -79,7 +80,7 @@ void inspect_gpu(const InspectOptions& o) {
     print_row("compute capability", kb::cc_name(sm) + " (" + kb::sm_name(sm) + ")");
     if (!first.empty()) print_row("nvcc builds it from", "CUDA " + first);
     if (row && row->unverified) print_row("why unverified", row->why);
-    if (row) print_row("source", row->source);
+    if (row) print_row("source", kb::public_source(row->source));
 }
 
 // ---------------------------------------------------------------- driver
@@ -99,9 +100,9 @@ void inspect_driver(const InspectOptions& o) {
     bool mvc_applies = mvc && kb::compare_dotted(o.query, mvc->min_driver) >= 0;
     if (o.json) {
         json j = {{"driver", o.query}, {"max_cuda", *max}, {"toolkit_release", row ? json(row->cuda) : json(nullptr)},
-                  {"source", row ? json(row->source) : json(nullptr)}};
+                  {"source", row ? json(kb::public_source(row->source)) : json(nullptr)}};
         j["minor_version_compatibility"] = mvc_applies
-            ? json{{"cuda_major", mvc->cuda_major}, {"min_driver", mvc->min_driver}, {"source", mvc->source}}
+            ? json{{"cuda_major", mvc->cuda_major}, {"min_driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}}
             : json(nullptr);
         std::cout << j.dump(2) << "\n";
         return;
@@ -111,7 +112,7 @@ void inspect_driver(const InspectOptions& o) {
     if (mvc_applies)
         print_row("minor-version compat", "newer CUDA " + std::to_string(mvc->cuda_major) +
                                               ".x runtimes also run (limited features; PTX JIT of newer toolkits does not), driver >= " + mvc->min_driver);
-    if (row) print_row("source", row->source);
+    if (row) print_row("source", kb::public_source(row->source));
 }
 
 // ---------------------------------------------------------------- cuda
@@ -133,19 +134,19 @@ void inspect_cuda(const InspectOptions& o) {
         json j = {{"cuda", o.query}};
         j["min_driver"] = {{"linux", linux_min ? json(*linux_min) : json(nullptr)},
                            {"windows", windows_min ? json(*windows_min) : json(nullptr)},
-                           {"source", drow ? json(drow->source) : json(nullptr)}};
-        j["minor_version_compatibility"] = mvc ? json{{"min_driver", mvc->min_driver}, {"source", mvc->source}} : json(nullptr);
+                           {"source", drow ? json(kb::public_source(drow->source)) : json(nullptr)}};
+        j["minor_version_compatibility"] = mvc ? json{{"min_driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}} : json(nullptr);
         if (targets) {
             json sm = json::array();
             for (int s : kb::nvcc_sm_targets(k, o.query)) sm.push_back(kb::sm_name(s));
-            j["nvcc"] = {{"sm", sm}, {"targets", targets->sm}, {"source", targets->source}};
+            j["nvcc"] = {{"sm", sm}, {"targets", targets->sm}, {"source", kb::public_source(targets->source)}};
             if (!targets->note.empty()) j["nvcc"]["note"] = targets->note;
         } else {
             j["nvcc"] = nullptr;
         }
         if (hc) {
             j["host_compiler"] = {{"gcc_max", hc->gcc_max}, {"clang_max", hc->clang_max ? json(*hc->clang_max) : json(nullptr)},
-                                  {"unverified", hc->unverified}, {"source", hc->source}};
+                                  {"unverified", hc->unverified}, {"source", kb::public_source(hc->source)}};
             if (hc->unverified) j["host_compiler"]["why"] = hc->why;
         } else {
             j["host_compiler"] = nullptr;
@@ -158,20 +159,20 @@ void inspect_cuda(const InspectOptions& o) {
     if (windows_min) print_row("min driver (windows)", *windows_min);
     if (mvc) print_row("minor-version compat", "CUDA " + std::to_string(mvc->cuda_major) + ".x runs on driver >= " + mvc->min_driver + " (limited features)");
     else if (linux_min) print_row("minor-version compat", "none: this toolkit needs its own driver");
-    if (drow) print_row("driver source", drow->source);
+    if (drow) print_row("driver source", kb::public_source(drow->source));
     if (targets) {
         std::vector<std::string> plain;
         for (int s : kb::nvcc_sm_targets(k, o.query)) plain.push_back(kb::sm_name(s));
         print_row("nvcc sm targets", join(plain, " "));
         if (plain.size() != targets->sm.size()) print_row("all nvcc targets", join(targets->sm, " "));
         if (!targets->note.empty()) print_row("note", targets->note);
-        print_row("targets source", targets->source);
+        print_row("targets source", kb::public_source(targets->source));
     }
     if (hc) {
         print_row("newest gcc", std::to_string(hc->gcc_max) + unverified_tag(hc->unverified));
         if (hc->clang_max) print_row("newest clang", std::to_string(*hc->clang_max) + unverified_tag(hc->unverified));
         if (hc->unverified) print_row("why unverified", hc->why);
-        print_row("compiler source", hc->source);
+        print_row("compiler source", kb::public_source(hc->source));
     }
 }
 
@@ -197,8 +198,8 @@ void inspect_torch(const InspectOptions& o) {
                   {"python", {{"min", rel->python_min.empty() ? json(nullptr) : json(rel->python_min)},
                               {"max", rel->python_max.empty() ? json(nullptr) : json(rel->python_max)}}},
                   {"variants", rel->variants}, {"variants_unverified", rel->variants_unverified}, {"conda_cuda", rel->conda_cuda},
-                  {"torchvision", rel->torchvision}, {"torchaudio", rel->torchaudio}, {"source", rel->source},
-                  {"python_source", rel->python_source}};
+                  {"torchvision", rel->torchvision}, {"torchaudio", rel->torchaudio}, {"source", kb::public_source(rel->source)},
+                  {"python_source", kb::public_source(rel->python_source)}};
         if (!rel->note.empty()) j["note"] = rel->note;
         j["arch_lists"] = json::array();
         for (const auto& a : archs) {
@@ -207,13 +208,13 @@ void inspect_torch(const InspectOptions& o) {
                 e.update(arch_json(a.row->archs));
                 e["arch_list"] = a.row->arch_list;
                 e["unverified"] = a.row->unverified;
-                e["source"] = a.row->source;
+                e["source"] = kb::public_source(a.row->source);
             } else {
                 e["arch_list"] = nullptr;
             }
             j["arch_lists"].push_back(e);
         }
-        j["cpp_extension"] = cpp ? json{{"arches", cpp->arches}, {"unverified", cpp->unverified}, {"source", cpp->source}} : json(nullptr);
+        j["cpp_extension"] = cpp ? json{{"arches", cpp->arches}, {"unverified", cpp->unverified}, {"source", kb::public_source(cpp->source)}} : json(nullptr);
         std::cout << j.dump(2) << "\n";
         return;
     }
@@ -226,7 +227,7 @@ void inspect_torch(const InspectOptions& o) {
     print_row("torchvision", rel->torchvision);
     print_row("torchaudio", rel->torchaudio);
     if (!rel->note.empty()) print_row("note", rel->note);
-    print_row("source", rel->source);
+    print_row("source", kb::public_source(rel->source));
     for (const auto& a : archs) {
         std::string label = a.kind + " " + a.variant;
         if (!a.row) { print_row(label, "arch list not in the knowledge base"); continue; }
@@ -244,7 +245,7 @@ void inspect_advisories(const InspectOptions& o) {
         json j = json::array();
         for (const auto& a : list)
             j.push_back({{"id", a.id}, {"when", a.when}, {"needs", a.needs.empty() ? json(nullptr) : json(a.needs)},
-                         {"symptom", a.symptom}, {"fix", a.fix}, {"source", a.source}});
+                         {"symptom", a.symptom}, {"fix", a.fix}, {"source", kb::public_source(a.source)}});
         std::cout << j.dump(2) << "\n";
         return;
     }
@@ -254,7 +255,7 @@ void inspect_advisories(const InspectOptions& o) {
         if (!a.needs.empty()) print_row("  needs", a.needs);
         print_row("  symptom", a.symptom);
         print_row("  fix", a.fix);
-        print_row("  source", a.source);
+        print_row("  source", kb::public_source(a.source));
         std::cout << "\n";
     }
 }
@@ -278,7 +279,7 @@ void inspect_changes(const InspectOptions& o) {
         json j = json::array();
         for (const auto& c : list)
             j.push_back({{"release", c.release}, {"replaces", c.replaces}, {"row", c.row}, {"change", c.change},
-                         {"concerns", c.concerns}, {"source", c.source}});
+                         {"concerns", c.concerns}, {"source", kb::public_source(c.source)}});
         std::cout << j.dump(2) << "\n";
         return;
     }
@@ -289,7 +290,7 @@ void inspect_changes(const InspectOptions& o) {
             std::cout << release << " (replaces knowledge " << c.replaces << ")\n";
         }
         std::cout << "  " << c.row << ": " << c.change << "\n";
-        print_row("    source", c.source);
+        print_row("    source", kb::public_source(c.source));
     }
     std::cout << "current knowledge version: " << k.version << "\n";
 }

@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,32 @@
 namespace envlock::cli {
 
 namespace {
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, s < 10 ? "%.2f s" : "%.1f s", s);
+    return buf;
+}
+
+void show_step(Progress& p, const ResolveStep& s) {
+    using Stage = ResolveStep::Stage;
+    std::string count = std::to_string(s.done);
+    switch (s.stage) {
+        case Stage::sources:
+            if (!s.finished) p.update("Reading git sources " + count + "/" + std::to_string(s.total));
+            else p.finish("Read " + std::to_string(s.total) + " git source" + (s.total == 1 ? "" : "s") + " in " + seconds_text(s.seconds), s.seconds);
+            break;
+        case Stage::indexes:
+            if (!s.finished) p.update("Fetching indexes: " + count + " documents, " + human_bytes(s.bytes));
+            else if (s.done == 0) p.finish("Indexes read from the cache in " + seconds_text(s.seconds), s.seconds);
+            else p.finish("Fetched " + count + " index documents (" + human_bytes(s.bytes) + ") in " + seconds_text(s.seconds), s.seconds);
+            break;
+        case Stage::solve:
+            if (!s.finished) p.update("Solving");
+            else p.finish("Solved in " + seconds_text(s.seconds), s.seconds);
+            break;
+    }
+}
 
 struct ResolveFlags {
     ResolveOptions options;
@@ -109,6 +136,8 @@ void add_resolve(CLI::App& app, int& exit_code) {
 
         const Output out = output_of(*cmd_ref);
         o.verbose = out.verbose;   // an unsatisfiable spec: the full derivation, not one screen
+        Progress progress(out);
+        o.on_step = [&](const ResolveStep& s) { show_step(progress, s); };
         ResolveResult r = resolve_project(o);
         std::optional<LockDiff> diff;
         if (r.solved && r.previous) diff = diff_locks(*r.previous, r.lock);

@@ -1,9 +1,12 @@
 #include "resolver/workflow/resolve_project.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "fetch/index_closure.hpp"
@@ -31,6 +34,56 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kDefaultIndex = "https://pypi.org/simple";
+
+// Reports a stage to the options' on_step: running updates, then one finished report.
+class StageReport {
+public:
+    StageReport(const ResolveOptions& o, ResolveStep::Stage stage) : o_(o), start_(std::chrono::steady_clock::now()) {
+        step_.stage = stage;
+    }
+    void running() const {
+        if (o_.on_step) o_.on_step(step_);
+    }
+    void finished() {
+        if (!o_.on_step) return;
+        step_.finished = true;
+        step_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        o_.on_step(step_);
+    }
+    ResolveStep step_;
+
+private:
+    const ResolveOptions& o_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+// Index fetches as one running count: transfers report by their index within one perform()
+// call, and calls follow one another, so a transfer in flight is known by its index.
+class IndexProgress {
+public:
+    explicit IndexProgress(StageReport& report) : report_(report) {}
+    bool on_transfer(std::size_t index, std::uint64_t received, bool done) {
+        std::lock_guard lock(mutex_);
+        if (done) {
+            in_flight_.erase(index);
+            finished_bytes_ += received;
+            ++report_.step_.done;
+        } else {
+            in_flight_[index] = received;
+        }
+        std::uint64_t bytes = finished_bytes_;
+        for (const auto& [i, b] : in_flight_) bytes += b;
+        report_.step_.bytes = bytes;
+        report_.running();
+        return true;
+    }
+
+private:
+    StageReport& report_;
+    std::mutex mutex_;
+    std::map<std::size_t, std::uint64_t> in_flight_;
+    std::uint64_t finished_bytes_ = 0;
+};
 
 bool looks_like_lock(const std::string& text) {
     return text.find("\npackages:") != std::string::npos && text.find("content-hash:") != std::string::npos;
@@ -255,8 +308,8 @@ std::vector<std::string> find_links_for(const Spec& spec, const knowledge::Knowl
     return out;
 }
 
-std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optional<Lock>& previous,
-                                     const knowledge::Knowledge& k) {
+std::vector<NamedTarget> all_facts_of_targets(const ResolveOptions& o, const std::optional<Lock>& previous,
+                                              const knowledge::Knowledge& k) {
     std::vector<NamedTarget> out;
     for (const auto& [name, file] : o.target_files)
         out.push_back({name.empty() ? "default" : name, apply_overrides(target_from_text(read_text_file(file, "target file"), file), o.overrides, k)});
@@ -267,6 +320,14 @@ std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optiona
     if (previous && !overridden && !o.redetect) return previous->targets;
     out.push_back({"default", apply_overrides(detect_target(DetectRoots::host(), k), o.overrides, k)});
     return out;
+}
+
+// The solve sees only what the lock will record, so a lock re-resolves from its own targets.
+std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optional<Lock>& previous,
+                                     const knowledge::Knowledge& k) {
+    auto targets = all_facts_of_targets(o, previous, k);
+    for (auto& t : targets) t.target = locked_facts(std::move(t.target));
+    return targets;
 }
 
 }  // namespace
@@ -479,6 +540,9 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     // the knowledge base's gates on that project. A source with no reachable commit is not
     // lockable. They are read before the indexes, whose closure must follow what they need.
     fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
+    StageReport sources_stage(o, ResolveStep::Stage::sources);
+    sources_stage.step_.total = spec.sources.size();
+    if (!spec.sources.empty()) sources_stage.running();
     std::vector<std::future<SourceRead>> reads;
     for (const auto& s : spec.sources) {
         auto kept = previous_source(loc.previous, s, o);
@@ -487,6 +551,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     std::string unreachable;
     for (size_t i = 0; i < reads.size(); ++i) {
         SourceRead read = reads[i].get();
+        ++sources_stage.step_.done;
+        sources_stage.running();
         if (!read.error.empty()) {
             unreachable += "\n  " + read.error;
             continue;
@@ -510,6 +576,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         }
         in.sources.push_back(std::move(r));
     }
+    if (!spec.sources.empty()) sources_stage.finished();
     if (!unreachable.empty())
         throw EnvironmentError("git sources that cannot be locked (no reachable commit):" + unreachable +
                                "\n(a source the previous lock pinned keeps its commit, offline too)");
@@ -520,7 +587,17 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         if (!pkg.known) return std::nullopt;
         return pkg.requires_dist;
     };
+    StageReport index_stage(o, ResolveStep::Stage::indexes);
+    IndexProgress index_progress(index_stage);
+    if (o.on_step) {
+        index_stage.running();
+        ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
+            return index_progress.on_transfer(index, received, done);
+        };
+    }
     auto closure = fetch::collect_index_closure(request, ctx);
+    ctx.transport.progress = nullptr;
+    index_stage.finished();
     // Every requirement must name something an index offers before the solver sees it.
     auto missing = missing_requirements(spec, closure, request.marker_env, [&] {
         std::vector<std::string> names;
@@ -547,7 +624,10 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.pypi = std::move(closure.pypi);
     result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());
 
+    StageReport solve_stage(o, ResolveStep::Stage::solve);
+    solve_stage.running();
     SolveOutcome outcome = solve(in);
+    solve_stage.finished();
     result.solved = outcome.solved;
     if (!outcome.solved) {
         result.explanation = outcome.explanation;
