@@ -557,7 +557,10 @@ void SolvPool::add_candidates() {
     bool wants_torch = false;
     for (const auto& r : in.spec.requirements) {
         if (r.ecosystem == "conda") {
-            wants_torch = wants_torch || r.text.rfind("pytorch", 0) == 0;
+            try {
+                wants_torch = wants_torch || conda::MatchSpec::parse(r.text).name == "pytorch";
+            } catch (const InputError&) {
+            }
             continue;
         }
         try {
