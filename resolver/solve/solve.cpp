@@ -320,7 +320,8 @@ SolveOutcome solve(const SolveInput& input) {
                                     [](const IndexRecord& r) { return r.name == "python"; }))
                     ++first;
                 why += "\n  masked by strict channel priority: a lower channel has a python that fits, but python comes only from " +
-                       input.channels[first].channel + ", the first channel that has it";
+                       input.channels[first].channel + ", the first channel that has it; conda's default, --channel-priority flexible, "
+                       "lets a lower channel supply it";
             }
         }
         throw UnmetError(why);

@@ -111,6 +111,7 @@ TEST_CASE("strict channel priority: python only from the first channel that has 
         CHECK(o.lock.empty());
         CHECK(o.run.err.find("masked by strict channel priority") != std::string::npos);
         CHECK(o.run.err.find(snapshot_channels().url("mamba-numpy")) != std::string::npos);
+        CHECK(o.run.err.find("--channel-priority flexible") != std::string::npos);
     }
 }
 
