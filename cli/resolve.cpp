@@ -111,6 +111,9 @@ void add_resolve(CLI::App& app, int& exit_code) {
                     "advisory id to stop enforcing (see `envlock inspect advisories`); remembered in the spec; repeatable")->allow_extra_args(false);
     cmd->add_option("--allow-missing", f->allow_missing,
                     "go on without this requirement when no index offers it; remembered in the spec; repeatable")->allow_extra_args(false);
+    cmd->add_option("--channel-priority", f->options.channel_priority,
+                    "conda channel priority: strict (default), flexible (conda's default) or disabled; remembered in the spec")
+        ->check(CLI::IsMember({"strict", "flexible", "disabled"}));
     cmd->add_flag("--clone", f->options.clone, "recipe: git clone the repo at the recipe's commit and write the lock there");
     cmd->add_option("--knowledge", f->knowledge_files, "extra knowledge file (YAML); repeatable")->allow_extra_args(false);
     cmd->add_option("--mirror", f->options.fetch.mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);

@@ -293,12 +293,13 @@ std::string why_nothing_matches(SolvPool& sp, const Job& job) {
                 std::string first;
                 for (const Candidate* c : offered)
                     if (c->kind == CandKind::conda) {
-                        first = in.channels[static_cast<size_t>(100 - c->repo_priority)].channel;
+                        first = in.channels[static_cast<size_t>(c->channel)].channel;
                         break;
                     }
                 return "masked by strict channel priority: " + in.channels[m.channel].channel + " has " + m.record.name + " " +
                        m.record.version + " (" + m.record.build + "), but " + ms.name + " comes only from " + first +
-                       ", the first channel that has it" + (offered.empty() ? "" : " (versions " + versions_of(offered) + ")");
+                       ", the first channel that has it" + (offered.empty() ? "" : " (versions " + versions_of(offered) + ")") +
+                       "; conda's default, --channel-priority flexible, lets a lower channel supply it";
             }
         } catch (const InputError&) {
         }

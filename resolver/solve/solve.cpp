@@ -57,7 +57,14 @@ Target combine_targets(const std::vector<NamedTarget>& targets, const knowledge:
 
 // How a spec requirement becomes a dependency: its ecosystem, or a guess from its syntax.
 std::string job_dep(const SpecRequirement& r) {
-    if (r.ecosystem == "pypi") return "pypi\t" + r.text;
+    if (r.ecosystem == "pypi") {
+        // "spconv-cuxxx": a choice among the projects that fill it (pool.cpp, "cudavariant").
+        try {
+            if (cuda_placeholder(pep508::Requirement::parse(r.text).normalized_name)) return "cudavariant\t" + r.text;
+        } catch (const InputError&) {
+        }
+        return "pypi\t" + r.text;
+    }
     if (r.ecosystem == "conda") return "conda\t" + r.text;
     try {
         pep508::Requirement::parse(r.text);
@@ -209,7 +216,7 @@ std::map<std::string, std::vector<std::string>> python_releases(const SolveInput
     for (const auto& ch : input.channels) {
         for (const auto& r : ch.records)
             if (r.name == "python") out[major_minor(r.version)].push_back(r.version);
-        if (!out.empty() && input.strict_channel_priority) break;
+        if (!out.empty() && input.channel_priority == ChannelPriority::strict) break;
     }
     return out;
 }
@@ -303,9 +310,9 @@ SolveOutcome solve(const SolveInput& input) {
         std::string why = "No environment satisfies the spec: no Python the channels offer satisfies " + asked +
                           (offered.empty() ? "; no channel offers python" : "; python " + offered + " is offered");
         // Strict channel priority: a lower channel's python that would fit is named, with the channel that masks it.
-        if (input.strict_channel_priority) {
+        if (input.channel_priority == ChannelPriority::strict) {
             SolveInput all = input;
-            all.strict_channel_priority = false;
+            all.channel_priority = ChannelPriority::flexible;
             if (!python_minors_to_try(all, python_releases(all)).empty()) {
                 size_t first = 0;
                 while (first < input.channels.size() &&
@@ -313,7 +320,8 @@ SolveOutcome solve(const SolveInput& input) {
                                     [](const IndexRecord& r) { return r.name == "python"; }))
                     ++first;
                 why += "\n  masked by strict channel priority: a lower channel has a python that fits, but python comes only from " +
-                       input.channels[first].channel + ", the first channel that has it";
+                       input.channels[first].channel + ", the first channel that has it; conda's default, --channel-priority flexible, "
+                       "lets a lower channel supply it";
             }
         }
         throw UnmetError(why);
@@ -365,8 +373,10 @@ SolveOutcome solve(const SolveInput& input) {
             favored.push_back(sp.first_solvable() + static_cast<Id>(i));
         }
 
-        // Favoured in preference order, so libsolv's favour keeps our ranking among them.
-        std::sort(favored.begin(), favored.end(), [&](Id a, Id b) { return sp.candidate(a)->rank > sp.candidate(b)->rank; });
+        // Favoured in preference order, so libsolv's favour keeps our ranking among them: of two
+        // favoured candidates the later wins (libsolv test/testcases/favor/favor.t), so the best last.
+        // Two are favoured for one name when the lock's build is in two channels (flexible priority).
+        std::sort(favored.begin(), favored.end(), [&](Id a, Id b) { return sp.candidate(a)->rank < sp.candidate(b)->rank; });
         Attempt a = run(sp, jobs, favored);
         if (!a.solved) {
             if (first_failure.empty()) {

@@ -17,6 +17,7 @@
 #include "resolver/infer/infer.hpp"
 #include "resolver/infer/recipe.hpp"
 #include "resolver/knowledge/knowledge.hpp"
+#include "resolver/specs/cuda_build.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
@@ -368,6 +369,7 @@ Spec reinferred(const std::string& dir, const Spec& old) {
     Spec spec = infer_spec(collect_repo_files(dir), name);
     spec.allow_advisories = old.allow_advisories;
     spec.allow_missing = old.allow_missing;
+    spec.channel_priority = old.channel_priority;
     spec.uses = old.uses;
     return spec;
 }
@@ -475,6 +477,15 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     // And --allow-missing, which must name a requirement the spec has.
     check_allow_missing(in.spec, o.allow_missing);
     if (!o.allow_missing.empty()) remember_in(in.spec.allow_missing, o.allow_missing);
+    // --channel-priority is remembered too; the spec's value (default strict) decides the solve.
+    if (!o.channel_priority.empty()) {
+        if (!valid_channel_priority(o.channel_priority))
+            throw InputError("--channel-priority " + o.channel_priority + ": expected strict, flexible or disabled");
+        in.spec.channel_priority = o.channel_priority;
+    }
+    in.channel_priority = in.spec.channel_priority == "flexible"   ? ChannelPriority::flexible
+                          : in.spec.channel_priority == "disabled" ? ChannelPriority::disabled
+                                                                   : ChannelPriority::strict;
     refuse_unreadable(in.spec);
     if (loc.previous)
         for (const auto& p : loc.previous->packages) {
@@ -516,6 +527,20 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         if (!is_pypi_requirement(r)) continue;
         auto req = pep508::Requirement::parse(r.text);
         if (req.normalized_name == "python") continue;
+        // "spconv-cuxxx": the solver picks among the projects that fill it, one per CUDA
+        // release the knowledge base knows ("spconv-cu102" … "spconv-cu128"); those no index
+        // has are simply not offered.
+        if (auto placeholder = cuda_placeholder(req.normalized_name)) {
+            std::set<std::string> names;
+            for (const auto& row : k.cuda_drivers) {
+                std::string variant = variant_of_cuda_runtime(knowledge::major_minor(row.cuda));
+                std::string name = placeholder->stem + variant.substr(2);
+                if (!fills_cuda_placeholder(*placeholder, name) || !names.insert(name).second) continue;
+                request.pypi_names.push_back(name);
+                if (!req.specifier.empty()) request.constraints[name].push_back(req.specifier.str());
+            }
+            continue;
+        }
         request.pypi_names.push_back(req.normalized_name);
         if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
     }
@@ -558,9 +583,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             continue;
         }
         IndexRecord& r = read.record;
-        if (!read.depends_known)
-            result.notes.push_back(r.name + " (git " + r.git + "): its requirements could not be read from its setup files; "
-                                   "only the knowledge base's gates on it apply");
+        // A source whose requirements stay unknown is said once, with the others, after the solve.
         // What the source needs is read like what the spec names: its pins bound which versions'
         // metadata is read (numba==0.48.0 is far below a project's newest few).
         std::vector<std::string> needs = r.depends;

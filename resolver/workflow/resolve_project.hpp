@@ -47,6 +47,7 @@ struct ResolveOptions {
     std::set<std::string> uses;                    // what the code does that advisories depend on
     std::set<std::string> allow_advisories;        // advisory ids the user opts out of
     std::set<std::string> allow_missing;           // requirements to go on without when nothing offers them
+    std::string channel_priority;                  // strict|flexible|disabled, remembered in the spec; "" = the spec's
     bool clone = false;                            // recipe: git clone the repo at its commit first
     // Added to the spec and remembered there: channels go first (as `conda install -c` puts
     // them), indexes and find-links pages after the spec's own.
