@@ -161,6 +161,8 @@ struct Inference {
     void unpinned_sources();
     // The OpenMMLab templates, followed when the docs give no concrete page (doc_commands.cpp).
     void openmmlab_templates();
+    // torch and Python versions the docs state in prose, when no command pins them (prose.cpp).
+    void prose_versions(const std::vector<std::string>& docs);
 };
 
 }  // namespace envlock::infer
