@@ -196,6 +196,14 @@ bool Inference::make_script(const std::vector<std::string>& w) { return !script_
 
 void Inference::run(const ShellCommand& cmd, DocState& doc, const Provenance& from) {
     auto w = program(cmd);
+    // DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd), DIR=$(dirname "$0"): the script's own
+    // folder. The words split the substitution, so its text decides; the rest is not a command.
+    for (const auto& [name, value] : cmd.assignments)
+        if ((starts_with(value, "$(") || starts_with(value, "`")) && doc.script_dir != "?" && contains(cmd.text, "dirname") &&
+            (contains(cmd.text, "BASH_SOURCE") || contains(cmd.text, "$0"))) {
+            doc.vars[name] = doc.script_dir;
+            return;
+        }
     // DIR=$(pwd), ROOT=`pwd`, SRC=/opt/src: a variable later commands use as a directory.
     for (const auto& [name, value] : cmd.assignments)
         if (w.empty()) {
@@ -488,6 +496,8 @@ void Inference::script(const std::string& path, DocState& doc, const Provenance&
     ++script_depth;
     bool outer = doc.install_context;
     doc.install_context = true;   // what an install step runs is part of the install
+    std::string outer_dir = doc.script_dir;
+    doc.script_dir = parent_dir(path);
     for (const auto& cmd : shell_commands(*repo.get(path), 1)) {
         Provenance from{path, cmd.line};
         if (cmd.commented_out) {
@@ -497,6 +507,7 @@ void Inference::script(const std::string& path, DocState& doc, const Provenance&
         run(cmd, doc, from);
     }
     doc.install_context = outer;
+    doc.script_dir = outer_dir;
     --script_depth;
     (void)via;
 }

@@ -29,7 +29,13 @@ struct ArchList {
     std::vector<int> ptx;    // PTX for these compute_XX
 };
 
-struct CudaDriverRow { std::string cuda, label, linux_driver, windows_driver, source; };
+// A toolkit release and the driver it shipped with. `unknown`: no reachable source gives that
+// driver (linux_driver is then empty and `why` says what was searched); queries skip such rows.
+struct CudaDriverRow {
+    std::string cuda, label, linux_driver, windows_driver, source;
+    bool unknown = false;
+    std::string why;
+};
 struct MinorVersionRule { int cuda_major = 0; std::string min_driver, windows_min_driver, note, source; };
 struct NvccTargetsRow { std::string cuda; std::vector<std::string> sm; std::string note, source; };
 struct GpuRow { std::string name; int major = 0, minor = 0; std::string source; bool unverified = false; std::string why; };
@@ -50,6 +56,7 @@ struct TorchRelease {
     std::string source;
     std::vector<std::string> conda_cuda;       // conda CUDA versions: "10.2", "11.3 (conda-forge)"
     std::string pypi_default;                  // variant of the plain PyPI wheel ("cu102"), where recorded
+    std::string pypi_default_source;           // where pypi_default comes from, when not in `source`
     bool variants_unverified = false;
     std::string python_note, note, python_source;
 };
@@ -163,6 +170,10 @@ bool driver_runs_cuda(const Knowledge&, std::string_view driver_version, std::st
 // Full feature set and PTX JIT of that toolkit's output need the toolkit's own driver (no MVC).
 bool driver_runs_cuda_fully(const Knowledge&, std::string_view driver_version, std::string_view cuda_runtime);
 std::optional<std::string> min_driver_for_cuda(const Knowledge&, std::string_view cuda, bool windows = false);
+// The release rows of that toolkit (major.minor) whose driver is unknown; empty when none is.
+std::vector<const CudaDriverRow*> unknown_driver_rows(const Knowledge&, std::string_view cuda);
+// Toolkits newer than `cuda` whose driver is unknown: a driver past every known row may run them.
+std::vector<const CudaDriverRow*> unknown_driver_rows_after(const Knowledge&, std::string_view cuda);
 const MinorVersionRule* minor_version_rule(const Knowledge&, std::string_view cuda);
 
 // ---- GPUs, nvcc, host compilers ----
@@ -181,7 +192,11 @@ std::optional<ArchList> torch_arch_list(const Knowledge&, std::string_view torch
                                         std::string_view variant, std::string_view kind);
 const TorchArchRow* torch_arch_row(const Knowledge&, std::string_view torch_version,
                                    std::string_view variant, std::string_view kind);
+// An exact release ("2.7.1"), the series row that covers it ("2.1.x"), or for a series query ("2.7")
+// the newest patch release of that series.
 std::optional<TorchRelease> torch_release(const Knowledge&, std::string_view torch_version);
+// The release rows a series query ("2.7") covers, oldest first: {"2.7.0", "2.7.1"}.
+std::vector<std::string> torch_series_releases(const Knowledge&, std::string_view series);
 // Arch names torch.utils.cpp_extension of that torch accepts in TORCH_CUDA_ARCH_LIST ("8.6", "9.0a").
 std::vector<std::string> torch_cpp_extension_archs(const Knowledge&, std::string_view torch_version);
 const CppExtensionRow* torch_cpp_extension_row(const Knowledge&, std::string_view torch_version);

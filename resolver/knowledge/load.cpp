@@ -89,7 +89,10 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         if (auto it = doc.find(table); it != doc.end()) for (const auto& row : *it) fn(row);
     };
     each("cuda_drivers", [&](const json& r) {
-        k.cuda_drivers.push_back({str(r, "cuda"), str(r, "label"), str(r, "linux"), str(r, "windows"), str(r, "source")});
+        CudaDriverRow row{str(r, "cuda"), str(r, "label"), str(r, "linux"), str(r, "windows"), str(r, "source")};
+        row.unknown = flag(r, "unknown");
+        row.why = str(r, "why");
+        k.cuda_drivers.push_back(std::move(row));
     });
     each("minor_version_compatibility", [&](const json& r) {
         k.minor_version_rules.push_back({r.at("cuda_major").get<int>(), str(r, "min_driver"),
@@ -129,6 +132,7 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         t.variants = strings(r, "pip");
         t.conda_cuda = strings(r, "conda");
         t.pypi_default = str(r, "pypi-default");
+        t.pypi_default_source = str(r, "pypi_default_source");
         t.variants_unverified = flag(r, "variants_unverified");
         t.torchvision = str(r, "torchvision");
         t.torchaudio = str(r, "torchaudio");
