@@ -430,6 +430,12 @@ SolveOutcome solve(const SolveInput& input) {
             if (x.name != y.name) return x.name < y.name;
             return static_cast<int>(x.kind) < static_cast<int>(y.kind);
         });
+        // What no package choice avoids: the machine itself breaks this lock at run time.
+        std::vector<std::pair<std::string, std::string>> locked;
+        for (const auto& p : lock.packages) locked.push_back({p.name, p.version});
+        for (const auto& nt : input.targets)
+            for (const auto& w : knowledge::target_warnings(input.knowledge, nt.target, locked))
+                lock.warnings.push_back({w.id, nt.name, w.symptom, w.fix, w.source});
         outcome.solved = true;
         return outcome;
     }
