@@ -155,7 +155,8 @@ std::vector<std::string> who_asked_for(SolvPool& sp, const std::vector<Job>& job
     std::vector<std::string> out;
     for (const auto& job : jobs)
         if (selects(job.dep)) {
-            std::string from = format_provenance(job.from);
+            // A git source's line names its URL and commit already (and locks keep their bytes).
+            std::string from = job.dep.rfind("source\t", 0) == 0 ? "" : format_provenance(job.from);
             out.push_back("spec: " + job.text + (from.empty() ? "" : " (" + from + ")"));
         }
     for (Id p : installed) {
@@ -280,8 +281,13 @@ SolveOutcome solve(const SolveInput& input) {
         if (job.dep.rfind("conda\t", 0) != 0) needs_python = true;
         spec_jobs.push_back(std::move(job));
     }
-    for (const auto& s : input.sources)
-        spec_jobs.push_back({"source\t" + pep508::normalize_name(s.name), s.name + " from " + s.git + " at " + s.rev, {}});
+    for (const auto& s : input.sources) {
+        // Where the spec names the source, so an explanation can cite it (and loosen it).
+        Provenance from;
+        for (const auto& ss : input.spec.sources)
+            if (pep508::normalize_name(ss.name) == pep508::normalize_name(s.name)) from = ss.from;
+        spec_jobs.push_back({"source\t" + pep508::normalize_name(s.name), s.name + " from " + s.git + " at " + s.rev, from});
+    }
     auto python_constraints = python_specs(input.spec);
 
     PoolContext base;
@@ -376,6 +382,7 @@ SolveOutcome solve(const SolveInput& input) {
                         RelaxResult out;
                         out.solved = r.solved;
                         out.problems = r.problems;
+                        out.blamed = r.blamed_jobs;
                         for (Id p : r.installed) out.chosen.push_back(sp.candidate(p)->label());
                         return out;
                     });
