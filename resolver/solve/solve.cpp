@@ -367,6 +367,10 @@ SolveOutcome solve(const SolveInput& input) {
             // conda: the locked build, not every build of the locked version.
             if (auto b = input.previous.find(key + "#build"); c.kind == CandKind::conda && b != input.previous.end() && b->second != c.record.build)
                 continue;
+            // PyPI: the locked file, not the sdist beside a locked wheel of the same release.
+            if (auto f = input.previous.find(key + "#file"); c.kind == CandKind::pypi && f != input.previous.end() &&
+                                                              f->second != c.record.url.substr(c.record.url.rfind('/') + 1))
+                continue;
             if (input.update_all || input.update.count(c.record.name) || input.update.count(c.dist)) continue;
             favored.push_back(sp.first_solvable() + static_cast<Id>(i));
         }

@@ -420,6 +420,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             std::string key = (p.kind == Ecosystem::conda ? "conda:" : "pypi:") + (p.kind == Ecosystem::conda ? p.name : pep508::normalize_name(p.name));
             in.previous[key] = p.version;
             if (p.kind == Ecosystem::conda) in.previous[key + "#build"] = p.build;
+            // PyPI: the locked file (a release may be a wheel for one torch and an sdist).
+            if (p.kind == Ecosystem::pypi) in.previous[key + "#file"] = p.url.substr(p.url.rfind('/') + 1);
         }
 
     const Spec& spec = in.spec;
