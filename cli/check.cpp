@@ -74,6 +74,9 @@ void add_check(CLI::App& app, int& exit_code) {
         }
         std::cout << path << ": ok (" << lock.packages.size() << " packages, channel priority " << channel_priority << ", "
                   << lock.content_hash << ")\n";
+        // The lock holds; the machine it was made for may still break it at run time.
+        for (const auto& w : lock.warnings)
+            std::cerr << "warning: target " << w.target << ": " << w.symptom << " [" << w.id << "]\n";
     });
 }
 

@@ -86,6 +86,10 @@ nlohmann::json json_of(const ResolveResult& r, const LockDiff* diff) {
     nlohmann::json decisions = nlohmann::json::array();
     for (const auto& d : r.lock.decisions) decisions.push_back({{"id", d.id}, {"excluded", d.excluded}, {"reason", d.reason}});
     j["decisions"] = decisions;
+    nlohmann::json warnings = nlohmann::json::array();
+    for (const auto& w : r.lock.warnings)
+        warnings.push_back({{"id", w.id}, {"target", w.target}, {"symptom", w.symptom}, {"fix", w.fix}, {"source", w.source}});
+    j["warnings"] = warnings;
     return j;
 }
 
@@ -165,6 +169,10 @@ void add_resolve(CLI::App& app, int& exit_code) {
             info << "; nvcc " << r.lock.toolchain.nvcc << " (" << r.lock.toolchain.nvcc_from << "), gcc "
                  << r.lock.toolchain.gcc << ", TORCH_CUDA_ARCH_LIST=" << r.lock.toolchain.cuda_arch_list;
         info << "\n";
+        // Printed even with -q: the lock installs, and then this machine breaks it.
+        for (const auto& w : r.lock.warnings)
+            std::cerr << out.err("warning: ", Output::Style::yellow) << "target " << w.target << ": " << w.symptom
+                      << "\n  fix: " << w.fix << "\n  source: " << w.source << " [" << w.id << "]\n";
         if (out.quiet) return;
         if (diff) {
             if (diff->empty()) info << "  lock unchanged\n";

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/lock/target.hpp"
+
 namespace envlock {
 struct Lock;
 }
@@ -98,6 +100,15 @@ struct Advisory {
     // "numba-cuda", "code-uses:NAME", "cuda<op>X.Y" (toolkit used), "sm<op>NN" (a target GPU).
     std::string needs;
 };
+// A machine on which a lock installs and then breaks at run time (target_warnings.yaml): the
+// solve excludes nothing for it; the lock records it and `resolve` prints it.
+struct TargetWarning {
+    std::string id;
+    std::vector<std::string> when;             // PEP 508 on locked packages, all must hold
+    std::vector<std::string> unless;           // none of these may be locked
+    std::string target;                        // "cpu-lacks:avx", "wsl, gpus>=2"
+    std::string symptom, fix, source;
+};
 struct NumbaRelease { std::string version, python, numpy, llvmlite, note, source; };   // PEP 440 specs
 struct NumbaCudaLimit { std::string numba, cuda, effect, fix, source; bool unverified = false; std::string why; };
 struct UnverifiedClaim { std::string file, claim, why; };
@@ -130,6 +141,7 @@ struct Knowledge {
     std::vector<NumbaRelease> numba;
     std::vector<NumbaCudaLimit> numba_cuda;
     std::vector<Advisory> advisories;
+    std::vector<TargetWarning> target_warnings;
     std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
     std::vector<UnverifiedClaim> unverified;
     std::vector<KnowledgeChange> changes;      // release by release, oldest first
@@ -213,6 +225,11 @@ std::vector<Gate> gates(const Knowledge&);
 // 1.4.0, as BEVFormer documents). An unparseable version or gate spec yields nothing.
 std::vector<std::string> gate_requirements(const Knowledge&, std::string_view package, std::string_view version);
 std::vector<Advisory> advisories(const Knowledge&);
+// The target warnings that hold for this target and these locked packages (name, version; conda's
+// pytorch counts as torch). A condition on something the target does not say (no CPU flags
+// recorded) does not hold: the warning is for a fact, not a guess.
+std::vector<TargetWarning> target_warnings(const Knowledge&, const Target&,
+                                           const std::vector<std::pair<std::string, std::string>>& packages);
 std::vector<NumbaRelease> numba_releases(const Knowledge&);
 std::optional<NumbaRelease> numba_release(const Knowledge&, std::string_view numba_version);
 std::vector<NumbaCudaLimit> numba_cuda_limits(const Knowledge&);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "resolver/specs/errors.hpp"
@@ -495,7 +496,7 @@ void SolvPool::add_candidates() {
     auto tags = wheel::compatible_tags(ctx_.python_minor, t.platform, t.glibc);
     auto python = pep440::Version::parse(ctx_.python_full);
     auto marker_env = pep508::MarkerEnv::for_target(ctx_.python_full, t.platform);
-    std::map<std::pair<std::string, std::string>, std::pair<int, size_t>> best;  // (dist, version) -> (rank, input index)
+    std::map<std::tuple<std::string, std::string, bool>, std::pair<int, size_t>> best;  // (dist, version, torch-bound wheel) -> (rank, input index)
     for (size_t i = 0; i < in.pypi.size(); ++i) {
         const auto& rec = in.pypi[i];
         if (rec.yanked) continue;
@@ -517,7 +518,14 @@ void SolvPool::add_candidates() {
             continue;
         }
         if (rank < 0) continue;
-        auto key = std::make_pair(pep508::normalize_name(rec.name), version->str());
+        // A wheel built against one torch (mmcv-full from a cu111/torch1.9.0 page) does not stand
+        // for its release: the sdist of that release stays a candidate beside it, for any other
+        // torch (built from source, ranked after every wheel of the project).
+        bool torch_bound = rank < (1 << 20) && [&] {
+            auto cb = cuda_build_of(rec);
+            return cb && !cb->torch_series.empty();
+        }();
+        auto key = std::make_tuple(pep508::normalize_name(rec.name), version->str(), torch_bound);
         auto it = best.find(key);
         if (it == best.end() || rank < it->second.first) best[key] = {rank, i};
     }
@@ -526,8 +534,8 @@ void SolvPool::add_candidates() {
         Candidate c;
         c.kind = CandKind::pypi;
         c.record = rec;
-        c.solv_name = "pypi:" + key.first;
-        c.dist = key.first;
+        c.solv_name = "pypi:" + std::get<0>(key);
+        c.dist = std::get<0>(key);
         c.pep440_version = pep440::Version::parse(rec.version);
         std::string default_variant;
         if (c.dist == "torch") default_variant = torch_pypi_default_variant(k, rec.version);
@@ -801,7 +809,16 @@ void SolvPool::add_to_pool() {
         return 0;
     };
 
+    auto is_sdist = [](const Candidate& c) {
+        return c.kind == CandKind::pypi && !(c.record.filename.size() > 4 && c.record.filename.compare(c.record.filename.size() - 4, 4, ".whl") == 0);
+    };
     for (auto& [name, members] : by_name) {
+        // A project with wheels built against one torch (mmcv-full, torchvision …): a wheel that
+        // fits is taken over building any release from source (pip's --prefer-binary).
+        bool torch_bound = std::any_of(members.begin(), members.end(), [&](size_t m) {
+            const auto& c = cands_[m];
+            return c.kind == CandKind::pypi && !is_sdist(c) && c.cuda && !c.cuda->torch_series.empty();
+        });
         std::stable_sort(members.begin(), members.end(), [&](size_t a, size_t b) {
             const auto& x = cands_[a];
             const auto& y = cands_[b];
@@ -809,6 +826,7 @@ void SolvPool::add_to_pool() {
                 if (int cmp = conda_primary(x, y); cmp != 0) return cmp < 0;
                 return x.record.filename < y.record.filename;
             }
+            if (torch_bound && is_sdist(x) != is_sdist(y)) return !is_sdist(x);
             if (x.pep440_version && y.pep440_version && *x.pep440_version != *y.pep440_version)
                 return *x.pep440_version > *y.pep440_version;
             if (x.conda_version && y.conda_version && x.conda_version->compare(*y.conda_version) != 0)

@@ -31,7 +31,7 @@ struct SolveInput {
     std::vector<CondaChannelRecords> channels;        // spec.channels order = priority order
     IndexRecords pypi;                                // every file found, index order as pip's
     IndexRecords sources;                             // git sources, one record each
-    std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock; "conda:name#build" -> its build
+    std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock; "conda:name#build" -> its build; "pypi:name#file" -> its file
     std::set<std::string> update;                     // names allowed to move away from `previous`
     bool update_all = false;
     ChannelPriority channel_priority = ChannelPriority::strict;

@@ -492,6 +492,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             std::string key = (p.kind == Ecosystem::conda ? "conda:" : "pypi:") + (p.kind == Ecosystem::conda ? p.name : pep508::normalize_name(p.name));
             in.previous[key] = p.version;
             if (p.kind == Ecosystem::conda) in.previous[key + "#build"] = p.build;
+            // PyPI: the locked file (a release may be a wheel for one torch and an sdist).
+            if (p.kind == Ecosystem::pypi) in.previous[key + "#file"] = p.url.substr(p.url.rfind('/') + 1);
         }
 
     const Spec& spec = in.spec;
@@ -654,6 +656,23 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     result.solved = outcome.solved;
     if (!outcome.solved) {
         result.explanation = outcome.explanation;
+        // The pins bounded which releases were read; the nearest working set lies beyond them.
+        // Read the indexes again without those bounds (and the git sources' projects from the
+        // indexes too), and let the explanation loosen the pins over that wider pool.
+        fetch::ClosureRequest wide = request;
+        wide.beyond_constraints = true;
+        wide.versions_per_project = 40;
+        for (const auto& s : spec.sources) wide.pypi_names.push_back(pep508::normalize_name(s.name));
+        try {
+            auto wider = fetch::collect_index_closure(wide, ctx);
+            SolveInput again = in;
+            again.channels = std::move(wider.channels);
+            again.pypi = std::move(wider.pypi);
+            SolveOutcome second = solve(again);
+            if (!second.solved) result.explanation = second.explanation;
+        } catch (const std::exception&) {
+            // The wider read is for a better explanation only; the first one stands.
+        }
         return result;
     }
     result.lock = std::move(outcome.lock);
