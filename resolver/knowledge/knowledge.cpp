@@ -306,7 +306,8 @@ std::vector<std::string> gpu_names_near(const Knowledge& k, std::string_view nam
         if (out.size() < limit && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
     };
     // A model number typed without its series ("3090", "a6000") is inside the names that carry it,
-    // shortest first: "GeForce RTX 3090" before "GeForce RTX 3090 Ti".
+    // shortest first: "GeForce RTX 3090" before "GeForce RTX 3090 Ti". Those are the answer when
+    // there are any.
     if (key.size() >= 3) {
         std::vector<std::string> inside;
         for (const auto& rk : keys)
@@ -314,6 +315,14 @@ std::vector<std::string> gpu_names_near(const Knowledge& k, std::string_view nam
         std::stable_sort(inside.begin(), inside.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
         for (const auto& rk : inside) add(name_of(rk));
     }
+    if (!out.empty()) return out;
+    // A known name followed by something unknown ("RTX 3060 Tii", "RTX 4080 SUPER"): that name,
+    // longest first, then the names a few edits away.
+    std::vector<std::string> starts;
+    for (const auto& rk : keys)
+        if (rk.size() >= 3 && key.rfind(rk, 0) == 0) starts.push_back(rk);
+    std::stable_sort(starts.begin(), starts.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    for (const auto& rk : starts) add(name_of(rk));
     for (const auto& rk : close_names(key, keys, limit)) add(name_of(rk));
     return out;
 }

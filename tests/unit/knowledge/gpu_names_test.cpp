@@ -200,7 +200,9 @@ TEST_CASE("Ti and SUPER are other products: never matched by the shorter name") 
 
 TEST_CASE("an unknown name gets the nearest known names") {
     const auto& k = builtin();
-    CHECK(offers(kb::gpu_names_near(k, "RTX 3090 Tii"), "GeForce RTX 3090 Ti"));
+    CHECK(kb::gpu_names_near(k, "RTX 3090 Tii").front() == "GeForce RTX 3090 Ti");   // a known name, then a typo
+    CHECK(kb::gpu_names_near(k, "RTX 3060 Tii").front() == "GeForce RTX 3060");
+    CHECK(offers(kb::gpu_names_near(k, "Tesla V100S-PCIE-32GB"), "NVIDIA V100"));
     CHECK(kb::gpu_names_near(k, "3090").front() == "GeForce RTX 3090");
     CHECK(offers(kb::gpu_names_near(k, "3090"), "GeForce RTX 3090 Ti"));
     CHECK(offers(kb::gpu_names_near(k, "NVIDIA A6000"), "NVIDIA RTX A6000"));
