@@ -190,7 +190,14 @@ const MinorVersionRule* minor_version_rule(const Knowledge&, std::string_view cu
 
 // ---- GPUs, nvcc, host compilers ----
 std::optional<std::pair<int, int>> gpu_compute_capability(const Knowledge&, std::string_view gpu_name);
-const GpuRow* find_gpu(const Knowledge&, std::string_view gpu_name);   // by name only
+// By name only, as users type it or drivers report it: any case, with or without "NVIDIA",
+// "GeForce", "Tesla", with a driver's memory and form-factor suffix ("A100-SXM4-80GB"); never
+// by prefix ("RTX 3090 Ti" is not "RTX 3090").
+const GpuRow* find_gpu(const Knowledge&, std::string_view gpu_name);
+// The known names nearest to an unknown one, nearest first, for "did you mean".
+std::vector<std::string> gpu_names_near(const Knowledge&, std::string_view gpu_name, std::size_t limit = 3);
+// "unknown GPU 'X'; did you mean 'A' or 'B'?" (without the question when nothing is near).
+std::string unknown_gpu_message(const Knowledge&, std::string_view gpu_name);
 std::vector<int> nvcc_sm_targets(const Knowledge&, std::string_view cuda_version);
 const NvccTargetsRow* nvcc_targets_row(const Knowledge&, std::string_view cuda_version);
 std::optional<HostCompilerLimit> host_compiler_limit(const Knowledge&, std::string_view cuda_version);
