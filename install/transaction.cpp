@@ -7,6 +7,7 @@
 #include <csignal>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 #include "fetch/http_cache.hpp"
 #include "install/conda_link.hpp"
 #include "install/file_lock.hpp"
+#include "install/parallel.hpp"
 #include "install/prefix_record.hpp"
 #include "install/repair.hpp"
 #include "install/signals.hpp"
@@ -149,6 +151,19 @@ fs::path prefix_lock_path(const fs::path& prefix) { return stage_paths(prefix).l
 
 std::string recover_prefix(const fs::path& prefix) { return recover(stage_paths(prefix)); }
 
+std::string settle_prefix(const fs::path& prefix, const std::function<void(const std::string&)>& waiting) {
+    const StagePaths paths = stage_paths(prefix);
+    std::error_code ec;
+    if (!fs::is_directory(paths.prefix.parent_path(), ec)) return "";
+    try {
+        FileLock lock(paths.lock, waiting);
+        return recover(paths);
+    } catch (const EnvironmentError&) {
+        if (fs::exists(paths.journal, ec)) throw;
+        return "";
+    }
+}
+
 InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
     const StagePaths paths = stage_paths(o.prefix);
     const std::string prefix = paths.prefix.string();
@@ -274,9 +289,12 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         // 2. Where python puts things, and whether every package can be installed here.
         PythonInfo python = state ? state->python : PythonInfo{};
         if (python_pkg && needed.count(entry_of[python_pkg])) python = conda_python_info(*python_pkg, entries[entry_of[python_pkg]]);
+        // Each conda package's manifest, read once: checked here, linked from in step 3.
+        std::unordered_map<const LockedPackage*, CondaPackageInfo> conda_info;
         for (const auto* p : plan.add) {
             if (p->kind != Ecosystem::conda) continue;
-            std::size_t limit = max_prefix_length(entries[entry_of[p]]);
+            const CondaPackageInfo& info = conda_info[p] = read_conda_package(entries[entry_of[p]].tree());
+            std::size_t limit = max_prefix_length(info);
             if (prefix.size() > limit)
                 throw InputError(p->name + " " + p->version + " has binary files with a " + std::to_string(limit) +
                                  "-byte prefix placeholder; the prefix " + prefix + " is " + std::to_string(prefix.size()) +
@@ -307,7 +325,11 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         next.prefix = prefix;
         next.lock_hash = lock.content_hash;
         next.packages = kept;
-        auto warn = [&](const std::string& s) { say("warning: " + s); };
+        std::mutex say_mutex;   // packages are linked on several threads
+        auto warn = [&](const std::string& s) {
+            std::lock_guard g(say_mutex);
+            say("warning: " + s);
+        };
         auto context = [&](const LockedPackage& p, const fs::path& stage) {
             const CacheEntry* cached = entry_of.count(&p) ? &entries[entry_of[&p]] : nullptr;
             return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn};
@@ -328,9 +350,32 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             say("installed " + installed.name + " " + installed.version);
             next.packages.push_back(std::move(installed));
         };
-        for (const auto* p : dependency_order(conda)) {
-            record(install_conda_package(context(*p, paths.stage)));
+        // Conda packages that share no path with another package are linked in parallel
+        // (--jobs); those that do, one by one in dependency order afterwards, so the package
+        // that wins a clobber is the same on every run. Records follow dependency order.
+        {
+            const std::vector<const LockedPackage*> ordered = dependency_order(conda);
+            std::unordered_map<std::string, int> users;
+            for (const auto& p : next.packages)
+                for (const auto& f : p.files) ++users[f.path];
+            std::vector<std::vector<std::string>> planned(ordered.size());
+            for (size_t i = 0; i < ordered.size(); ++i) {
+                planned[i] = conda_package_paths(conda_info.at(ordered[i]), python);
+                for (const auto& f : planned[i]) ++users[f];
+            }
+            std::vector<size_t> alone, shared;
+            for (size_t i = 0; i < ordered.size(); ++i)
+                (std::all_of(planned[i].begin(), planned[i].end(), [&](const std::string& f) { return users[f] == 1; }) ? alone : shared)
+                    .push_back(i);
+            std::vector<InstalledPackage> linked(ordered.size());
+            auto link_one = [&](size_t i) {
+                check_signal();
+                linked[i] = install_conda_package(context(*ordered[i], paths.stage), conda_info.at(ordered[i]));
+            };
+            parallel_for(alone.size(), threads, [&](size_t k) { link_one(alone[k]); });
+            for (size_t i : shared) link_one(i);
             check_signal();
+            for (auto& p : linked) record(std::move(p));
         }
         bool has_venv = std::any_of(next.packages.begin(), next.packages.end(), [](const InstalledPackage& p) { return p.kind == "venv"; });
         if (!python_pkg && !pypi.empty() && !has_venv) {
