@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <limits>
+#include <set>
 
 #include "fetch/url.hpp"
 #include "install/conda_package.hpp"
@@ -176,6 +177,17 @@ InstalledPackage install_conda_package(const PackageContext& ctx, const CondaPac
     out.version = pkg.version;
     out.noarch = info.noarch;
 
+    {
+        // Every directory first, each once and parents first (a set sorts "a" before "a/b"):
+        // then each link below succeeds at its first try.
+        std::set<std::string> dirs;
+        for (const auto& p : info.paths) {
+            std::string rel = noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path;
+            auto slash = rel.rfind('/');
+            if (slash != std::string::npos && slash > 0) dirs.insert(rel.substr(0, slash));
+        }
+        for (const auto& d : dirs) make_directories(safe_join(ctx.stage, d));
+    }
     for (const auto& p : info.paths) {
         std::string rel = noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path;
         fs::path dest = safe_join(ctx.stage, rel);

@@ -142,6 +142,8 @@ void write_new_file(const fs::path& path, std::string_view content, unsigned mod
     ::fchmod(out.fd, mode);
 }
 
+void make_directories(const fs::path& dir) { make_parent(dir / "x"); }
+
 void make_symlink(const std::string& target, const fs::path& at) {
     make_parent(at);
     remove_existing(at);

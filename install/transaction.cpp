@@ -291,9 +291,17 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         if (python_pkg && needed.count(entry_of[python_pkg])) python = conda_python_info(*python_pkg, entries[entry_of[python_pkg]]);
         // Each conda package's manifest, read once: checked here, linked from in step 3.
         std::unordered_map<const LockedPackage*, CondaPackageInfo> conda_info;
+        {
+            std::vector<const LockedPackage*> todo;
+            for (const auto* p : plan.add)
+                if (p->kind == Ecosystem::conda) todo.push_back(p);
+            std::vector<CondaPackageInfo> read(todo.size());
+            parallel_for(todo.size(), threads, [&](size_t i) { read[i] = read_conda_package(entries[entry_of.at(todo[i])].tree()); });
+            for (size_t i = 0; i < todo.size(); ++i) conda_info[todo[i]] = std::move(read[i]);
+        }
         for (const auto* p : plan.add) {
             if (p->kind != Ecosystem::conda) continue;
-            const CondaPackageInfo& info = conda_info[p] = read_conda_package(entries[entry_of[p]].tree());
+            const CondaPackageInfo& info = conda_info.at(p);
             std::size_t limit = max_prefix_length(info);
             if (prefix.size() > limit)
                 throw InputError(p->name + " " + p->version + " has binary files with a " + std::to_string(limit) +

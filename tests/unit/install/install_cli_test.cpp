@@ -52,7 +52,10 @@ TEST_CASE("a demo-mirror lock installs: conda-meta records, replaced placeholder
     for (const auto& e : fs::directory_iterator(prefix / "conda-meta"))
         if (e.path().extension() == ".json") {
             ++records;
-            auto j = nlohmann::json::parse(read_bytes(e.path()));
+            const std::string text = read_bytes(e.path());
+            auto j = nlohmann::json::parse(text);
+            // Written as json's dump(2) writes it: sorted keys, two-space indent, nothing else.
+            CHECK(j.dump(2) + "\n" == text);
             CHECK(e.path().filename().string() ==
                   j["name"].get<std::string>() + "-" + j["version"].get<std::string>() + "-" + j["build"].get<std::string>() + ".json");
             CHECK(j["url"].get<std::string>().rfind("https://conda.anaconda.org/conda-forge/", 0) == 0);
