@@ -3,7 +3,7 @@
 // exponential backoff on 5xx, 429 (honouring Retry-After) and broken connections, resumed
 // with Range where the server allows it. TLS is always verified. Proxies come from the
 // usual variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), credentials from the
-// URL or ~/.netrc; neither ever appears in an error message (URLs are redacted).
+// URL, ~/.netrc or the file $NETRC names (a lock never holds them); neither ever appears in an error message (URLs are redacted).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,6 +27,10 @@ struct TransportOptions {
     int retries = 4;                 // attempts after the first (an attempt that made progress is free)
     long backoff_ms = 500;           // wait before the first retry; doubles each time
     long max_retry_after_s = 60;     // a longer Retry-After is capped to this
+    // A body kept in memory (an index page, repodata) larger than this, after content decoding,
+    // is refused: a gzip bomb or the wrong URL, never an index. conda-forge's largest
+    // repodata.json is a few hundred MB.
+    std::uint64_t max_body_bytes = std::uint64_t(1) << 30;
     std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
     std::shared_ptr<ConnectionPool> pool;   // null: each perform() connects afresh
     // Downloads to a file report here as bytes arrive (index into the requests, bytes so far,
