@@ -7,6 +7,7 @@
 #include <csignal>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "fetch/http_cache.hpp"
 #include "install/conda_link.hpp"
 #include "install/file_lock.hpp"
+#include "install/link.hpp"
 #include "install/parallel.hpp"
 #include "install/prefix_record.hpp"
 #include "install/repair.hpp"
@@ -139,6 +141,52 @@ Plan make_plan(const Lock& lock, const std::optional<PrefixState>& state, const 
     return plan;
 }
 
+// The top-level names a wheel puts into the environment, as "<scheme>/<first component>"
+// ("lib/" for the root, purelib and platlib alike), read from its RECORD in the cache's tree.
+// None when that is not known, or when it writes scripts (entry points, .data/scripts): such
+// wheels are installed one by one, so which one wins a clobber is the same on every run.
+std::optional<std::set<std::string>> wheel_roots(const CacheEntry& e) {
+    std::error_code ec;
+    if (!fs::is_directory(e.tree(), ec)) return std::nullopt;
+    std::optional<std::set<std::string>> out;
+    for (const auto& d : fs::directory_iterator(e.tree(), ec)) {
+        const std::string name = d.path().filename().string();
+        if (name.size() < 10 || name.compare(name.size() - 10, 10, ".dist-info") != 0) continue;
+        if (out || fs::exists(d.path() / "entry_points.txt", ec) || !fs::exists(d.path() / "RECORD", ec)) return std::nullopt;
+        out.emplace();
+        std::string text;
+        try {
+            text = read_whole_file(d.path() / "RECORD");
+        } catch (const Error&) {
+            return std::nullopt;
+        }
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find('\n', start);
+            if (end == std::string::npos) end = text.size();
+            std::string_view line(text.data() + start, end - start);
+            start = end + 1;
+            if (line.empty() || line == "\r") continue;
+            if (line.front() == '"') return std::nullopt;   // a quoted path: not worth parsing here
+            std::string_view path = line.substr(0, line.find(','));
+            std::string scheme = "lib";
+            auto first = path.find('/');
+            std::string_view head = path.substr(0, first);
+            if (head.size() > 5 && head.substr(head.size() - 5) == ".data" && first != std::string_view::npos) {
+                std::string_view rest = path.substr(first + 1);
+                auto second = rest.find('/');
+                scheme = std::string(rest.substr(0, second));
+                if (scheme == "scripts" || second == std::string_view::npos) return std::nullopt;
+                if (scheme == "purelib" || scheme == "platlib") scheme = "lib";
+                path = rest.substr(second + 1);
+                head = path.substr(0, path.find('/'));
+            }
+            out->insert(scheme + "/" + std::string(head));
+        }
+    }
+    return out;
+}
+
 const LockedPackage* conda_python(const Lock& lock) {
     for (const auto& p : lock.packages)
         if (p.kind == Ecosystem::conda && p.name == "python") return &p;
@@ -223,7 +271,11 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
     result.plan = plan.shown;
     for (const auto& r : plan.shown.reasons) say(r);
 
+    // Hashing (--repair) is CPU-bound: one thread per core. Linking and reading manifests are
+    // syscalls that wait on the filesystem's locks and inode reads: --jobs threads, as many as
+    // downloads (rattler and uv link on pools wider than the core count, too).
     const int threads = std::max(1, std::min<int>(o.fetch.transport.jobs, static_cast<int>(std::thread::hardware_concurrency())));
+    const int link_threads = std::max(1, o.fetch.transport.jobs);
     std::vector<InstalledPackage> kept;
     for (const auto* p : plan.keep) kept.push_back(*p);
     std::vector<Damage> damage;
@@ -296,7 +348,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             for (const auto* p : plan.add)
                 if (p->kind == Ecosystem::conda) todo.push_back(p);
             std::vector<CondaPackageInfo> read(todo.size());
-            parallel_for(todo.size(), threads, [&](size_t i) { read[i] = read_conda_package(entries[entry_of.at(todo[i])].tree()); });
+            parallel_for(todo.size(), link_threads, [&](size_t i) { read[i] = read_conda_package(entries[entry_of.at(todo[i])].tree()); });
             for (size_t i = 0; i < todo.size(); ++i) conda_info[todo[i]] = std::move(read[i]);
         }
         for (const auto* p : plan.add) {
@@ -380,7 +432,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
                 check_signal();
                 linked[i] = install_conda_package(context(*ordered[i], paths.stage), conda_info.at(ordered[i]));
             };
-            parallel_for(alone.size(), threads, [&](size_t k) { link_one(alone[k]); });
+            parallel_for(alone.size(), link_threads, [&](size_t k) { link_one(alone[k]); });
             for (size_t i : shared) link_one(i);
             check_signal();
             for (auto& p : linked) record(std::move(p));
@@ -392,9 +444,29 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             python = v.python;
             record(std::move(v.package));
         }
-        for (const auto* p : pypi) {
-            record(o.install_wheel(context(*p, paths.stage)));
+        // Wheels likewise: those whose top-level names no other wheel of this install shares
+        // (and that write no scripts) in parallel, the rest one by one in lock order after.
+        {
+            std::vector<std::optional<std::set<std::string>>> roots(pypi.size());
+            std::unordered_map<std::string, int> users;
+            for (size_t i = 0; i < pypi.size(); ++i) {
+                if (entry_of.count(pypi[i])) roots[i] = wheel_roots(entries[entry_of[pypi[i]]]);
+                if (roots[i])
+                    for (const auto& r : *roots[i]) ++users[r];
+            }
+            std::vector<size_t> alone, shared;
+            for (size_t i = 0; i < pypi.size(); ++i)
+                (roots[i] && std::all_of(roots[i]->begin(), roots[i]->end(), [&](const std::string& r) { return users[r] == 1; }) ? alone : shared)
+                    .push_back(i);
+            std::vector<InstalledPackage> installed(pypi.size());
+            auto install_one = [&](size_t i) {
+                check_signal();
+                installed[i] = o.install_wheel(context(*pypi[i], paths.stage));
+            };
+            parallel_for(alone.size(), link_threads, [&](size_t k) { install_one(alone[k]); });
+            for (size_t i : shared) install_one(i);
             check_signal();
+            for (auto& p : installed) record(std::move(p));
         }
         for (const auto* p : sources) {
             record(o.install_source(context(*p, paths.stage)));
