@@ -161,7 +161,7 @@ best3() {
     for _ in 1 2 3; do
         rm -rf "$into"
         sync
-        s=$(t "$@")
+        s=$(t "$@") || { echo "failed: $*" >&2; return 1; }
         if [ -z "$best" ] || [ "$(echo "$s < $best" | bc)" = 1 ]; then best=$s; fi
     done
     echo "$best"
