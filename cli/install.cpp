@@ -26,20 +26,12 @@ struct InstallFlags {
     int jobs = 0;
 };
 
-std::string human_bytes(double b) {
-    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-    int u = 0;
-    while (b >= 1000 && u < 4) b /= 1000, ++u;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
-    return buf;
-}
 
 // Bytes, rate and ETA on one rewritten line on a terminal; one line per finished download
 // otherwise; nothing with --quiet.
-class Progress {
+class DownloadDisplay {
 public:
-    Progress(const Lock& lock, bool quiet) : lock_(lock), quiet_(quiet), tty_(::isatty(STDERR_FILENO)) {
+    DownloadDisplay(const Lock& lock, bool quiet) : lock_(lock), quiet_(quiet), tty_(::isatty(STDERR_FILENO)) {
         for (const auto& p : lock.packages)
             if (p.kind != Ecosystem::source) {
                 sizes_.push_back(p.size);
@@ -48,7 +40,7 @@ public:
         received_.assign(sizes_.size(), 0);
         done_.assign(sizes_.size(), false);
     }
-    ~Progress() { finish(); }
+    ~DownloadDisplay() { finish(); }
 
     void update(const install::FetchProgress& p) {
         if (quiet_ || p.index >= received_.size()) return;
@@ -63,7 +55,7 @@ public:
         if (p.done && !done_[p.index]) {
             done_[p.index] = true;
             ++finished_;
-            if (!tty_ && !p.cached) std::cerr << "fetched " << names_[p.index] << " (" << human_bytes(double(p.received)) << ")\n";
+            if (!tty_ && !p.cached) std::cerr << "fetched " << names_[p.index] << " (" << human_bytes(p.received) << ")\n";
         }
         if (tty_ && (Clock::now() - last_ > std::chrono::milliseconds(100) || p.done)) draw();
     }
@@ -89,7 +81,7 @@ private:
         double rate = secs > 0 ? got / secs : 0;
         std::string line = "fetching " + std::to_string(finished_) + "/" + std::to_string(active) + " packages (" +
                            std::to_string(cached_) + " cached), " +
-                           human_bytes(double(got)) + " of " + human_bytes(double(total)) + ", " + human_bytes(rate) + "/s";
+                           human_bytes(got) + " of " + human_bytes(total) + ", " + human_bytes(static_cast<unsigned long long>(rate)) + "/s";
         if (rate > 0 && total > got) line += ", ETA " + std::to_string(int((total - got) / rate) + 1) + " s";
         std::cerr << "\r\033[K" << line << std::flush;
         drawn_ = true;
@@ -123,7 +115,7 @@ void print_plan(const install::InstallPlan& plan, bool dry_run) {
     }
     std::cout << (dry_run ? "would install " : "installed ") << plan.add.size() << ", remove " << plan.remove.size()
               << ", keep " << plan.keep << " packages";
-    if (dry_run && bytes) std::cout << " (" << human_bytes(double(bytes)) << " to fetch unless cached)";
+    if (dry_run && bytes) std::cout << " (" << human_bytes(bytes) << " to fetch unless cached)";
     std::cout << "\n";
 }
 
@@ -171,7 +163,7 @@ void add_install(CLI::App& app, int& exit_code) {
         python.compile = f->compile;
         install::use_default_installers(o, python);
         const bool quiet = f->quiet || output_of(*cmd).quiet;   // `envlock -q install` too
-        Progress progress(lock, quiet);
+        DownloadDisplay progress(lock, quiet);
         o.say = [&progress, quiet](const std::string& line) {
             if (quiet && line.rfind("warning:", 0) != 0) return;
             progress.finish();
