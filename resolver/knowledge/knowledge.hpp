@@ -91,6 +91,13 @@ struct Advisory {
     // "numba-cuda", "code-uses:NAME", "cuda<op>X.Y" (toolkit used), "sm<op>NN" (a target GPU).
     std::string needs;
 };
+// A known failure of building, importing or running a compiled extension: `match` is an
+// ECMAScript regex over the log; cause and fix may name its groups as {1}, {2} ….
+struct BuildFailure {
+    std::string id, where, match, cause, fix, source;   // where: build | import | run
+    bool unverified = false;
+    std::string why;
+};
 struct NumbaRelease { std::string version, python, numpy, llvmlite, note, source; };   // PEP 440 specs
 struct NumbaCudaLimit { std::string numba, cuda, effect, fix, source; bool unverified = false; std::string why; };
 struct UnverifiedClaim { std::string file, claim, why; };
@@ -123,6 +130,7 @@ struct Knowledge {
     std::vector<NumbaRelease> numba;
     std::vector<NumbaCudaLimit> numba_cuda;
     std::vector<Advisory> advisories;
+    std::vector<BuildFailure> build_failures;  // in match order: the first row that matches explains
     std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
     std::vector<UnverifiedClaim> unverified;
     std::vector<KnowledgeChange> changes;      // release by release, oldest first

@@ -196,6 +196,10 @@ Knowledge rows_of(const std::string& name, const json& doc) {
     each("advisories", [&](const json& r) {
         k.advisories.push_back({str(r, "id"), strings(r, "when"), str(r, "symptom"), str(r, "fix"), str(r, "source"), str(r, "needs")});
     });
+    each("build_failures", [&](const json& r) {
+        k.build_failures.push_back({str(r, "id"), str(r, "where"), str(r, "match"), str(r, "cause"), str(r, "fix"),
+                                    str(r, "source"), flag(r, "unverified"), str(r, "why")});
+    });
     each("unverified", [&](const json& r) { k.unverified.push_back({name, str(r, "claim"), str(r, "why")}); });
     each("knowledge_changes", [&](const json& release) {
         for (const auto& r : release.at("rows"))
@@ -245,6 +249,7 @@ void merge(Knowledge& k, Knowledge u) {
     overlay(k.numba, std::move(u.numba), [](const NumbaRelease& r) { return r.version; });
     overlay(k.numba_cuda, std::move(u.numba_cuda), [](const NumbaCudaLimit& r) { return r.numba + "|" + r.cuda; });
     overlay(k.advisories, std::move(u.advisories), [](const Advisory& r) { return r.id; });
+    overlay(k.build_failures, std::move(u.build_failures), [](const BuildFailure& r) { return r.id; });
     k.facts.insert(k.facts.end(), u.facts.begin(), u.facts.end());
     k.unverified.insert(k.unverified.end(), u.unverified.begin(), u.unverified.end());
     k.changes.insert(k.changes.end(), u.changes.begin(), u.changes.end());
