@@ -69,6 +69,8 @@ TEST_CASE("verify --build-extensions: a C++ extension builds against Debian's to
     t.name = "default";
     t.target.platform = "linux-64";
     lock.targets.push_back(t);
+    lock.knowledge_version = builtin_knowledge().version;
+    lock.content_hash = lock_content_hash(lock.spec, lock.targets, lock.knowledge_version);
     fs::path lock_file = checkout / "envlock.yaml";
     write_text(lock_file, write_lock(lock));
 
