@@ -6,10 +6,22 @@
 
 namespace envlock {
 
-// EnvironmentError (exit 3) when the file cannot be read; InputError (exit 2) when it does
-// not exist and `what` is given ("lock", "spec"), naming the file.
-std::string read_text_file(const std::string& path, std::string_view what = "");
+// Every file envlock reads is a regular file of bounded size: a FIFO, a device (/dev/zero,
+// /dev/full) or a directory is refused at once instead of read without end.
+inline constexpr size_t kMaxTextFileSize = 16u << 20;
 
+// InputError (exit 2) naming the file when it does not exist, is not a regular file or is
+// larger than `max_size`; EnvironmentError (exit 3) when it cannot be read. `what` ("lock",
+// "spec", "target file") names the kind in the message.
+std::string read_text_file(const std::string& path, std::string_view what = "", size_t max_size = kMaxTextFileSize);
+
+// Only over a regular file or nothing: writing a lock "to" /dev/full or /dev/stdout is refused
+// (InputError), as is a target inside a directory that does not exist. SIGINT, SIGTERM and
+// SIGHUP wait until the temp file is renamed or removed, so no signal leaves one behind.
 void write_file_atomically(const std::string& path, std::string_view content);
+
+// What write_file_atomically refuses, checked up front (before a long solve): an existing
+// non-regular file, or a path under /dev or /proc, which no rename can replace.
+void check_output_path(const std::string& path, std::string_view what = "");
 
 }  // namespace envlock

@@ -220,6 +220,8 @@ void configure(Transfer& t, const std::string& ca) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!ca.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, ca.c_str());
     curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    // $NETRC names another netrc file, as pip's lookup (through requests) honours it.
+    if (const char* netrc = std::getenv("NETRC"); netrc && *netrc) curl_easy_setopt(e, CURLOPT_NETRC_FILE, netrc);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "envlock/" ENVLOCK_VERSION);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
     curl_easy_setopt(e, CURLOPT_PRIVATE, &t);

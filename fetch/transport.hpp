@@ -3,7 +3,7 @@
 // exponential backoff on 5xx, 429 (honouring Retry-After) and broken connections, resumed
 // with Range where the server allows it. TLS is always verified. Proxies come from the
 // usual variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), credentials from the
-// URL or ~/.netrc; neither ever appears in an error message (URLs are redacted).
+// URL, ~/.netrc or the file $NETRC names (a lock never holds them); neither ever appears in an error message (URLs are redacted).
 #include <cstdint>
 #include <functional>
 #include <memory>

@@ -4,6 +4,8 @@
 
 #include <curl/curl.h>
 
+#include "resolver/specs/url_credentials.hpp"
+
 namespace envlock::fetch {
 
 std::string url_join(std::string_view base, std::string_view href) {
@@ -23,31 +25,9 @@ std::string url_join(std::string_view base, std::string_view href) {
     return out;
 }
 
-std::string redact_url(std::string_view url) {
-    auto scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos) return std::string(url);
-    auto auth_start = scheme_end + 3;
-    auto auth_end = url.find_first_of("/?#", auth_start);
-    auto authority = url.substr(auth_start, auth_end == std::string_view::npos ? std::string_view::npos : auth_end - auth_start);
-    auto at = authority.rfind('@');
-    if (at == std::string_view::npos) return std::string(url);
-    auto userinfo = authority.substr(0, at);
-    auto colon = userinfo.find(':');
-    std::string user = std::string(colon == std::string_view::npos ? userinfo : userinfo.substr(0, colon));
-    // A token alone in the user part (https://TOKEN@host) is as secret as a password.
-    std::string shown = colon == std::string_view::npos ? "***" : user + ":***";
-    return std::string(url.substr(0, auth_start)) + shown + std::string(url.substr(auth_start + at));
-}
+std::string redact_url(std::string_view url) { return redact_url_credentials(url); }
 
-std::string strip_userinfo(std::string_view url) {
-    auto scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos) return std::string(url);
-    auto auth_start = scheme_end + 3;
-    auto auth_end = url.find_first_of("/?#", auth_start);
-    auto at = url.substr(auth_start, auth_end == std::string_view::npos ? std::string_view::npos : auth_end - auth_start).rfind('@');
-    if (at == std::string_view::npos) return std::string(url);
-    return std::string(url.substr(0, auth_start)) + std::string(url.substr(auth_start + at + 1));
-}
+std::string strip_userinfo(std::string_view url) { return strip_url_credentials(url); }
 
 std::string_view strip_fragment(std::string_view url, std::string_view* fragment) {
     auto hash = url.find('#');

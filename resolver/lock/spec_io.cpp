@@ -7,6 +7,7 @@
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep508.hpp"
+#include "resolver/specs/url_credentials.hpp"
 
 namespace envlock {
 
@@ -73,7 +74,10 @@ bool needs_quotes(std::string_view s) {
     return numeric;
 }
 
-void scalar(YAML::Emitter& out, const std::string& s) {
+// Every string of a spec passes here on its way out (and into the content hash), so a
+// credential typed into an index URL or a documented command never reaches a lock.
+void scalar(YAML::Emitter& out, const std::string& text) {
+    std::string s = strip_url_credentials(text);
     if (needs_quotes(s))
         out << YAML::DoubleQuoted << s;
     else
@@ -488,6 +492,13 @@ struct JsonReader {
     }
 };
 
+void strip_credentials_in(nlohmann::json& j) {
+    if (j.is_string())
+        j = strip_url_credentials(j.get_ref<const std::string&>());
+    else if (j.is_structured())
+        for (auto& item : j) strip_credentials_in(item);
+}
+
 }  // namespace
 
 nlohmann::json spec_to_json(const Spec& spec) {
@@ -529,6 +540,7 @@ nlohmann::json spec_to_json(const Spec& spec) {
                                        {"first", requirement_json(c.first)},
                                        {"second", requirement_json(c.second)},
                                        {"why", c.why}});
+    strip_credentials_in(j);
     return j;
 }
 

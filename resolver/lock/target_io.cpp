@@ -1,7 +1,6 @@
 #include "resolver/lock/target_io.hpp"
 
 #include <cctype>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -233,14 +232,6 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
             t.toolkits.push_back(tk);
         });
     return t;
-}
-
-Target read_target_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot read target file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return target_from_text(ss.str(), path);
 }
 
 }  // namespace envlock

@@ -19,7 +19,6 @@ std::string target_to_yaml(const Target& t);
 // Parses YAML or JSON (JSON is YAML). InputError "FILE:LINE: what was expected" on bad input;
 // unknown keys are errors too, so a typo does not silently drop a fact.
 Target target_from_text(const std::string& text, const std::string& filename);
-Target read_target_file(const std::string& path);
 // A target mapping inside a larger file (a lock's targets): errors name that file's lines.
 Target target_from_yaml(const YAML::Node& node, const std::string& filename);
 

@@ -10,4 +10,5 @@
 #include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
 #include "resolver/specs/record.hpp"
+#include "resolver/specs/url_credentials.hpp"
 #include "resolver/specs/wheel.hpp"

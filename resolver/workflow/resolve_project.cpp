@@ -259,7 +259,7 @@ std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optiona
                                      const knowledge::Knowledge& k) {
     std::vector<NamedTarget> out;
     for (const auto& [name, file] : o.target_files)
-        out.push_back({name.empty() ? "default" : name, apply_overrides(read_target_file(file), o.overrides, k)});
+        out.push_back({name.empty() ? "default" : name, apply_overrides(target_from_text(read_text_file(file, "target file"), file), o.overrides, k)});
     if (!out.empty()) return out;
     bool overridden = !o.overrides.gpus.empty() || o.overrides.driver || o.overrides.cuda_driver || o.overrides.glibc ||
                       o.overrides.cpu_flags || o.overrides.platform;
@@ -274,11 +274,13 @@ std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optiona
 std::map<std::string, std::string> inferred_hashes(const std::string& root, const std::vector<std::string>& files) {
     std::map<std::string, std::string> out;
     for (const auto& f : files) {
-        std::ifstream in(fs::path(root) / f, std::ios::binary);
-        if (!in) continue;
-        std::ostringstream text;
-        text << in.rdbuf();
-        out[f] = sha256_hex(text.str());
+        std::string text;
+        try {
+            text = read_text_file((fs::path(root) / f).string(), "inferred-from file");
+        } catch (const InputError&) {
+            continue;   // gone or no longer a regular file: `check` reports it as changed
+        }
+        out[f] = sha256_hex(text);
     }
     return out;
 }
@@ -353,6 +355,7 @@ SpecLocation locate_spec(const std::string& path, const std::string& output) {
         throw InputError(p + ": no such file or directory, and no recipe of that name (recipes: " + names + ")");
     }
     if (!output.empty()) {
+        check_output_path(output, "lock");   // before reading it as the previous lock
         loc.lock_path = output;
         loc.previous = existing_lock(output);
     }
