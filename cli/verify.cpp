@@ -1,3 +1,4 @@
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -22,7 +23,7 @@ namespace {
 struct VerifyFlags {
     std::string lock, prefix, target;
     std::vector<std::string> knowledge;
-    bool build_extensions = false, json = false, no_probe = false;
+    bool build_extensions = false, json = false, no_probe = false, record = false;
 };
 
 void print(const install::VerifyReport& r, const Output& out) {
@@ -60,6 +61,7 @@ void add_verify(CLI::App& app, int& exit_code) {
                   "build each of the spec's extensions in the environment (stale build/, *.so, *.egg-info removed first) and import it");
     cmd->add_flag("--no-probe", f->no_probe, "skip compiling the CUDA probe");
     cmd->add_option("--knowledge", f->knowledge, "extra knowledge file(s)");
+    cmd->add_flag("--record", f->record, "write the result into the lock's `verified:` block (nvcc, host compiler, sm, date, result); the content hash does not change");
     cmd->add_flag("--json", f->json, "print the checks as JSON");
     cmd->callback([f, cmd, &exit_code] {
         namespace fs = std::filesystem;
@@ -95,6 +97,14 @@ void add_verify(CLI::App& app, int& exit_code) {
             if (!recovered.empty()) std::cerr << "envlock: " << recovered << "\n";
         }
         auto report = install::verify_lock(lock, in, k);
+        if (f->record) {
+            char date[32];
+            std::time_t now = std::time(nullptr);
+            std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+            std::string text = set_verified(read_text_file(lock_file, "lock"), install::verification_record(report, date));
+            read_lock(text, lock_file);   // what is written must read back
+            write_file_atomically(lock_file, text);
+        }
         if (f->json) std::cout << install::report_json(report).dump(2) << "\n";
         else print(report, output_of(*cmd));
         exit_code = report.exit_code();

@@ -844,4 +844,22 @@ nlohmann::json report_json(const VerifyReport& r) {
             {"checks", checks}};
 }
 
+LockVerified verification_record(const VerifyReport& r, const std::string& date_utc) {
+    LockVerified v;
+    v.date = date_utc;
+    v.result = r.exit_code() == 0 ? "passed" : "failed";
+    const auto& t = r.toolchain;
+    if (!t.nvcc.empty()) {
+        v.nvcc_path = t.nvcc;
+        v.nvcc = parse_nvcc_release(run_process({t.nvcc, "--version"}, 30).out);
+        if (v.nvcc.empty()) v.nvcc = t.cuda;
+    }
+    if (!t.cxx.empty()) v.host_compiler = t.cxx + (t.cxx_version.empty() ? "" : " " + t.cxx_version);
+    for (int sm : t.sms) v.sm.push_back(kb::sm_name(sm));
+    if (!t.torch_version.empty()) v.torch = t.torch_version + (t.torch_cuda.empty() ? " (CPU)" : " (CUDA " + t.torch_cuda + ")");
+    for (const auto& c : r.checks)
+        if (c.status == CheckStatus::failed) v.failed.push_back(c.name);
+    return v;
+}
+
 }  // namespace envlock::install

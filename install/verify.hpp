@@ -82,4 +82,7 @@ std::pair<std::string, std::string> env_torch(const std::map<std::string, std::s
 
 nlohmann::json report_json(const VerifyReport& r);
 
+// The lock's `verified:` block for this report (`--record`); `date_utc` like "2026-11-24T05:40:12Z".
+LockVerified verification_record(const VerifyReport& r, const std::string& date_utc);
+
 }  // namespace envlock::install

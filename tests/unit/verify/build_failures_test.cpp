@@ -60,6 +60,12 @@ const Case kCases[] = {
      "    torch_cuda_version = packaging.version.parse(torch.version.cuda)\n"
      "TypeError: expected string or bytes-like object, got 'NoneType'\n",
      ""},
+    {"cpu-torch-cuda-headers",
+     "/usr/local/cuda/bin/nvcc -std=c++17 -c src/voxelization_cuda.cu -o build/voxelization_cuda.o\n"
+     "In file included from /usr/lib/python3/dist-packages/torch/include/c10/cuda/CUDAStream.h:6,\n"
+     "/usr/lib/python3/dist-packages/torch/include/c10/cuda/CUDAMacros.h:8:10: fatal error: c10/cuda/impl/cuda_cmake_macros.h: No such "
+     "file or directory\ncompilation terminated.\n",
+     "cuda_cmake_macros.h"},
     {"pybind11-missing",
      "FAILED: /src/build/temp.linux-x86_64-cpython-311/tinyop.o\n"
      "/usr/lib/python3/dist-packages/torch/include/torch/csrc/Exceptions.h:13:10: fatal error: pybind11/pybind11.h: No such file or directory\n"
