@@ -200,7 +200,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
         t->response->body.append(chunk);
     }
     t->held += bytes;
-    if (t->file && t->options->progress && !t->options->progress(t->index, t->held, t->expected_total, false)) {
+    if (t->options->progress && !t->options->progress(t->index, t->held, t->expected_total, false)) {
         t->cancelled = true;
         return 0;  // aborts the transfer
     }
@@ -351,8 +351,8 @@ void complete(Transfer& t) {
         }
         std::error_code ec;
         fs::remove(t.temp_path, ec);
-        if (r.ok() && t.options->progress) t.options->progress(t.index, r.size, r.size, true);
     }
+    if (r.ok() && t.options->progress) t.options->progress(t.index, r.size, r.size, true);
     if (!r.ok()) r.body.clear();
     t.done = true;
 }

@@ -33,9 +33,9 @@ struct TransportOptions {
     std::uint64_t max_body_bytes = std::uint64_t(1) << 30;
     std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
     std::shared_ptr<ConnectionPool> pool;   // null: each perform() connects afresh
-    // Downloads to a file report here as bytes arrive (index into the requests, bytes so far,
-    // the expected total or 0, done) and once more when finished. Returning false cancels
-    // every transfer still running (their temp files are removed; each answers "cancelled").
+    // Transfers report here as bytes arrive (index into the requests, bytes so far, the
+    // expected total or 0, done) and once more when finished. Returning false cancels every
+    // transfer still running (their temp files are removed; each answers "cancelled").
     std::function<bool(std::size_t index, std::uint64_t received, std::uint64_t total, bool done)> progress;
 };
 
