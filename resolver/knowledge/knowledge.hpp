@@ -100,6 +100,13 @@ struct Advisory {
     // "numba-cuda", "code-uses:NAME", "cuda<op>X.Y" (toolkit used), "sm<op>NN" (a target GPU).
     std::string needs;
 };
+// A known failure of building, importing or running a compiled extension: `match` is an
+// ECMAScript regex over the log; cause and fix may name its groups as {1}, {2} ….
+struct BuildFailure {
+    std::string id, where, match, cause, fix, source;   // where: build | import | run
+    bool unverified = false;
+    std::string why;
+};
 // A machine on which a lock installs and then breaks at run time (target_warnings.yaml): the
 // solve excludes nothing for it; the lock records it and `resolve` prints it.
 struct TargetWarning {
@@ -141,6 +148,7 @@ struct Knowledge {
     std::vector<NumbaRelease> numba;
     std::vector<NumbaCudaLimit> numba_cuda;
     std::vector<Advisory> advisories;
+    std::vector<BuildFailure> build_failures;  // in match order: the first row that matches explains
     std::vector<TargetWarning> target_warnings;
     std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
     std::vector<UnverifiedClaim> unverified;
