@@ -440,6 +440,12 @@ std::string key_text(const SparseRepodata& rd, const SparseRepodata::Raw& raw) {
 
 // Reads one raw record object; `parser` must not be iterating anything else.
 void read_raw_record(od::parser& parser, const SparseRepodata& rd, const SparseRepodata::Raw& raw, IndexRecord& r) {
+    // The indexing pass skipped over the record without validating it, and the on-demand
+    // parser reads past the end of an unbalanced span (a SEGV found by fuzz/repodata): check
+    // that the span is one well-formed JSON value first (a few microseconds a record).
+    thread_local simdjson::dom::parser validator;
+    if (validator.parse(rd.json.data() + raw.record, raw.record_size, true).error())
+        throw Malformed{"record is not well-formed JSON"};
     od::document doc = parser.iterate(rd.json.data() + raw.record, raw.record_size, rd.json.capacity() - raw.record);
     reset_record(r);
     read_record(doc.get_object(), r);

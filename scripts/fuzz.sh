@@ -55,11 +55,14 @@ RESULTS=$BUILD/fuzz-results.tsv
 [ -f "$RESULTS" ] || printf 'date\ttarget\tseconds\texecs\texec_per_s\tcov\tft\tcorpus\tpeak_rss_mb\tresult\n' >"$RESULTS"
 failed=""
 for t in $RUN; do
+  if [ ! -x "$BUILD/fuzz/fuzz_$t" ]; then echo "fuzz.sh: $BUILD/fuzz/fuzz_$t is not built" >&2; failed="$failed $t"; continue; fi
   corpus=$BUILD/corpus/$t seeds=$BUILD/seeds/$t crashes=$BUILD/crashes/$t log=$BUILD/logs/$t.log
   mkdir -p "$corpus" "$crashes" "$(dirname "$log")"
   rm -rf "$seeds"
   python3 scripts/fuzz_seed.py "$t" "$seeds" "$SHARED"
-  case $t in lock|target|extract) "$BUILD/fuzz/fuzz_seeds" "$BUILD/seeds/generated" && cp "$BUILD/seeds/generated/$t/"* "$seeds/" ;; esac
+  case $t in lock|target|extract)
+    if [ -x "$BUILD/fuzz/fuzz_seeds" ]; then "$BUILD/fuzz/fuzz_seeds" "$BUILD/seeds/generated" && cp "$BUILD/seeds/generated/$t/"* "$seeds/"; fi ;;
+  esac
   dirs="$corpus $seeds"
   for d in $(in_place "$t"); do [ -d "$d" ] && dirs="$dirs $d"; done
   echo "== fuzz_$t: ${SECONDS_EACH}s, corpus $corpus (+ $(ls "$seeds" | wc -l) seeds)"

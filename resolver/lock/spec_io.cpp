@@ -8,6 +8,7 @@
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep508.hpp"
 #include "resolver/specs/url_credentials.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock {
 
@@ -250,7 +251,8 @@ struct Reader {
 
     void only_keys(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> keys) const {
         for (auto it = n.begin(); it != n.end(); ++it) {
-            const auto& key = it->first;
+            // A copy: yaml-cpp's iterator hands out a temporary pair, so a reference dangles.
+            const YAML::Node key = it->first;
             if (!key.IsScalar()) fail(key, path, "expected string keys");
             bool known = std::any_of(keys.begin(), keys.end(), [&](const char* k) { return key.Scalar() == k; });
             if (!known) {
@@ -401,6 +403,7 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
 }
 
 Spec spec_from_yaml_text(std::string_view text, std::string_view file) {
+    utf8::require(text, file);
     YAML::Node root;
     try {
         root = YAML::Load(std::string(text));

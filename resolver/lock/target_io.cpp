@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock {
 namespace {
@@ -163,6 +164,7 @@ std::string target_to_yaml(const Target& t) {
 }
 
 Target target_from_text(const std::string& text, const std::string& filename) {
+    utf8::require(text, filename);
     YAML::Node root;
     try {
         root = YAML::Load(text);

@@ -302,8 +302,13 @@ MatchSpec MatchSpec::parse(std::string_view text) {
 
     // Legacy "feature@": a track_features query.
     if (s.back() == '@' && s.find_first_of(" =<>[") == std::string_view::npos) {
+        std::string_view feature = s.substr(0, s.size() - 1);
+        // A feature is a name ("mkl", "cuda80"): anything else could not be printed back.
+        if (feature.empty() || feature.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                                   std::string_view::npos)
+            fail("a feature name (letters, digits, '.', '_', '-') before '@'");
         m.name = "*";
-        m.extra["track_features"] = std::string(s.substr(0, s.size() - 1));
+        m.extra["track_features"] = std::string(feature);
         m.compiled_ = compiled;
         return m;
     }

@@ -205,3 +205,15 @@ TEST_CASE("inference: text that is no requirement becomes an 'unreadable' note (
     CHECK(format_provenance(s.notes[0].from) == "requirements.txt:2");
     CHECK_NOTHROW(spec_from_yaml_text(spec_to_yaml_text(s), "x.yaml"));
 }
+
+// Found by fuzz/lock under ASan (issue 20): the check for unknown keys held a reference to
+// the temporary pair yaml-cpp's map iterator returns (stack-use-after-scope), so the key it
+// named in the error was read from freed stack.
+TEST_CASE("spec YAML: an unknown key of the spec map is named in the error") {
+    try {
+        spec_from_yaml_text("packages:\n", "envlock.yaml");
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("unknown key 'packages'") != std::string::npos);
+    }
+}
