@@ -27,6 +27,8 @@ void add_check(CLI::App& app, int& exit_code) {
         Lock lock = read_lock(read_text_file(path, "lock"), path);
         auto k = knowledge::load(user_knowledge_files(*knowledge_files));
         std::string now = lock_content_hash(lock.spec, lock.targets, k.version);
+        // The channel priority the packages were chosen under (conda's channel_priority).
+        const std::string channel_priority = lock.spec.channel_priority.empty() ? "strict" : lock.spec.channel_priority;
         std::string reason, report;   // report: which knowledge rows changed, one per line
         if (now != lock.content_hash) {
             if (lock.knowledge_version != k.version)
@@ -41,7 +43,7 @@ void add_check(CLI::App& app, int& exit_code) {
         if (!problems.empty()) exit_code = 1;
         if (*json) {
             nlohmann::json j = {{"lock", path}, {"ok", reason.empty() && report.empty() && problems.empty()}, {"packages", lock.packages.size()},
-                                {"content-hash", lock.content_hash}};
+                                {"content-hash", lock.content_hash}, {"channel-priority", channel_priority}};
             if (!reason.empty()) j["reason"] = reason;
             if (!problems.empty()) j["problems"] = problems;
             if (!report.empty()) {
@@ -70,7 +72,11 @@ void add_check(CLI::App& app, int& exit_code) {
             exit_code = 1;
             return;
         }
-        std::cout << path << ": ok (" << lock.packages.size() << " packages, " << lock.content_hash << ")\n";
+        std::cout << path << ": ok (" << lock.packages.size() << " packages, channel priority " << channel_priority << ", "
+                  << lock.content_hash << ")\n";
+        // The lock holds; the machine it was made for may still break it at run time.
+        for (const auto& w : lock.warnings)
+            std::cerr << "warning: target " << w.target << ": " << w.symptom << " [" << w.id << "]\n";
     });
 }
 

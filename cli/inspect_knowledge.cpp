@@ -1,5 +1,6 @@
 // `envlock inspect gpu|driver|cuda|torch|advisories`: answers from the knowledge base, each fact
 // with its source; --json on each. Unknown names and versions are bad input (exit 2).
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "cli/shared_flags.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/knowledge/knowledge.hpp"
+#include "resolver/knowledge/public_source.hpp"
 
 namespace envlock::cli {
 namespace {
@@ -70,7 +72,7 @@ void inspect_gpu(const InspectOptions& o) {
     if (o.json) {
         json j = {{"query", o.query}, {"sm", kb::sm_name(sm)}, {"compute_capability", kb::cc_name(sm)},
                   {"name", row ? json(row->name) : json(nullptr)}, {"unverified", row && row->unverified},
-                  {"source", row ? json(row->source) : json(nullptr)}, {"first_nvcc", first.empty() ? json(nullptr) : json(first)}};
+                  {"source", row ? json(kb::public_source(row->source)) : json(nullptr)}, {"first_nvcc", first.empty() ? json(nullptr) : json(first)}};
         if (row && row->unverified) j["why"] = row->why;
         std::cout << j.dump(2) << "\n";
         return;
@@ -79,7 +81,7 @@ void inspect_gpu(const InspectOptions& o) {
     print_row("compute capability", kb::cc_name(sm) + " (" + kb::sm_name(sm) + ")");
     if (!first.empty()) print_row("nvcc builds it from", "CUDA " + first);
     if (row && row->unverified) print_row("why unverified", row->why);
-    if (row) print_row("source", row->source);
+    if (row) print_row("source", kb::public_source(row->source));
 }
 
 // ---------------------------------------------------------------- driver
@@ -97,11 +99,24 @@ void inspect_driver(const InspectOptions& o) {
             row = &r;
     const kb::MinorVersionRule* mvc = kb::minor_version_rule(k, *max);
     bool mvc_applies = mvc && kb::compare_dotted(o.query, mvc->min_driver) >= 0;
+    // Past every known toolkit driver, a newer toolkit whose driver no source gives may still run.
+    std::vector<const kb::CudaDriverRow*> later_unknown;
+    bool newest_known = true;
+    for (const auto& r : k.cuda_drivers)
+        if (!r.unknown && kb::compare_dotted(kb::major_minor(r.cuda), *max) > 0) newest_known = false;
+    if (newest_known)
+        for (const auto* u : kb::unknown_driver_rows_after(k, *max))
+            if (std::none_of(later_unknown.begin(), later_unknown.end(),
+                             [&](const kb::CudaDriverRow* seen) { return kb::major_minor(seen->cuda) == kb::major_minor(u->cuda); }))
+                later_unknown.push_back(u);
     if (o.json) {
         json j = {{"driver", o.query}, {"max_cuda", *max}, {"toolkit_release", row ? json(row->cuda) : json(nullptr)},
-                  {"source", row ? json(row->source) : json(nullptr)}};
+                  {"source", row ? json(kb::public_source(row->source)) : json(nullptr)}};
+        j["newer_toolkits_driver_unknown"] = json::array();
+        for (const auto* u : later_unknown)
+            j["newer_toolkits_driver_unknown"].push_back({{"cuda", kb::major_minor(u->cuda)}, {"why", u->why}});
         j["minor_version_compatibility"] = mvc_applies
-            ? json{{"cuda_major", mvc->cuda_major}, {"min_driver", mvc->min_driver}, {"source", mvc->source}}
+            ? json{{"cuda_major", mvc->cuda_major}, {"min_driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}}
             : json(nullptr);
         std::cout << j.dump(2) << "\n";
         return;
@@ -111,7 +126,9 @@ void inspect_driver(const InspectOptions& o) {
     if (mvc_applies)
         print_row("minor-version compat", "newer CUDA " + std::to_string(mvc->cuda_major) +
                                               ".x runtimes also run (limited features; PTX JIT of newer toolkits does not), driver >= " + mvc->min_driver);
-    if (row) print_row("source", row->source);
+    if (row) print_row("source", kb::public_source(row->source));
+    for (const auto* u : later_unknown)
+        print_row("CUDA " + kb::major_minor(u->cuda), "its driver is unknown (no source), so this driver may run it: " + u->why);
 }
 
 // ---------------------------------------------------------------- cuda
@@ -122,7 +139,8 @@ void inspect_cuda(const InspectOptions& o) {
     auto windows_min = kb::min_driver_for_cuda(k, o.query, true);
     const kb::NvccTargetsRow* targets = kb::nvcc_targets_row(k, o.query);
     auto hc = kb::host_compiler_limit(k, o.query);
-    if (!linux_min && !targets && !hc)
+    auto unknown = kb::unknown_driver_rows(k, o.query);
+    if (!linux_min && !targets && !hc && unknown.empty())
         throw InputError("inspect cuda: the knowledge base has nothing on CUDA '" + o.query + "' (expected a toolkit version such as 11.1)");
     const kb::MinorVersionRule* mvc = kb::minor_version_rule(k, o.query);
     const kb::CudaDriverRow* drow = nullptr;
@@ -133,19 +151,24 @@ void inspect_cuda(const InspectOptions& o) {
         json j = {{"cuda", o.query}};
         j["min_driver"] = {{"linux", linux_min ? json(*linux_min) : json(nullptr)},
                            {"windows", windows_min ? json(*windows_min) : json(nullptr)},
-                           {"source", drow ? json(drow->source) : json(nullptr)}};
-        j["minor_version_compatibility"] = mvc ? json{{"min_driver", mvc->min_driver}, {"source", mvc->source}} : json(nullptr);
+                           {"source", drow ? json(kb::public_source(drow->source)) : json(nullptr)}};
+        if (!linux_min && !unknown.empty()) j["min_driver"]["unknown"] = {{"releases", [&] {
+            json a = json::array();
+            for (const auto* u : unknown) a.push_back(u->cuda);
+            return a;
+        }()}, {"why", unknown.front()->why}};
+        j["minor_version_compatibility"] = mvc ? json{{"min_driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}} : json(nullptr);
         if (targets) {
             json sm = json::array();
             for (int s : kb::nvcc_sm_targets(k, o.query)) sm.push_back(kb::sm_name(s));
-            j["nvcc"] = {{"sm", sm}, {"targets", targets->sm}, {"source", targets->source}};
+            j["nvcc"] = {{"sm", sm}, {"targets", targets->sm}, {"source", kb::public_source(targets->source)}};
             if (!targets->note.empty()) j["nvcc"]["note"] = targets->note;
         } else {
             j["nvcc"] = nullptr;
         }
         if (hc) {
             j["host_compiler"] = {{"gcc_max", hc->gcc_max}, {"clang_max", hc->clang_max ? json(*hc->clang_max) : json(nullptr)},
-                                  {"unverified", hc->unverified}, {"source", hc->source}};
+                                  {"unverified", hc->unverified}, {"source", kb::public_source(hc->source)}};
             if (hc->unverified) j["host_compiler"]["why"] = hc->why;
         } else {
             j["host_compiler"] = nullptr;
@@ -155,23 +178,24 @@ void inspect_cuda(const InspectOptions& o) {
     }
     print_row("cuda", o.query);
     if (linux_min) print_row("min driver (linux)", *linux_min + (drow ? " (" + drow->label + ")" : ""));
+    else if (!unknown.empty()) print_row("min driver (linux)", "unknown (no source): " + unknown.front()->why);
     if (windows_min) print_row("min driver (windows)", *windows_min);
     if (mvc) print_row("minor-version compat", "CUDA " + std::to_string(mvc->cuda_major) + ".x runs on driver >= " + mvc->min_driver + " (limited features)");
     else if (linux_min) print_row("minor-version compat", "none: this toolkit needs its own driver");
-    if (drow) print_row("driver source", drow->source);
+    if (drow) print_row("driver source", kb::public_source(drow->source));
     if (targets) {
         std::vector<std::string> plain;
         for (int s : kb::nvcc_sm_targets(k, o.query)) plain.push_back(kb::sm_name(s));
         print_row("nvcc sm targets", join(plain, " "));
         if (plain.size() != targets->sm.size()) print_row("all nvcc targets", join(targets->sm, " "));
         if (!targets->note.empty()) print_row("note", targets->note);
-        print_row("targets source", targets->source);
+        print_row("targets source", kb::public_source(targets->source));
     }
     if (hc) {
         print_row("newest gcc", std::to_string(hc->gcc_max) + unverified_tag(hc->unverified));
         if (hc->clang_max) print_row("newest clang", std::to_string(*hc->clang_max) + unverified_tag(hc->unverified));
         if (hc->unverified) print_row("why unverified", hc->why);
-        print_row("compiler source", hc->source);
+        print_row("compiler source", kb::public_source(hc->source));
     }
 }
 
@@ -193,13 +217,15 @@ void inspect_torch(const InspectOptions& o) {
     }
     auto cpp = kb::torch_cpp_extension_row(k, o.query);
     if (o.json) {
-        json j = {{"torch", o.query}, {"release", rel->version},
+        json j = {{"torch", o.query}, {"release", rel->version}, {"series_releases", kb::torch_series_releases(k, o.query)},
                   {"python", {{"min", rel->python_min.empty() ? json(nullptr) : json(rel->python_min)},
                               {"max", rel->python_max.empty() ? json(nullptr) : json(rel->python_max)}}},
                   {"variants", rel->variants}, {"variants_unverified", rel->variants_unverified}, {"conda_cuda", rel->conda_cuda},
-                  {"torchvision", rel->torchvision}, {"torchaudio", rel->torchaudio}, {"source", rel->source},
-                  {"python_source", rel->python_source}};
+                  {"pypi_default", rel->pypi_default.empty() ? json(nullptr) : json(rel->pypi_default)},
+                  {"torchvision", rel->torchvision}, {"torchaudio", rel->torchaudio}, {"source", kb::public_source(rel->source)},
+                  {"python_source", kb::public_source(rel->python_source)}};
         if (!rel->note.empty()) j["note"] = rel->note;
+        if (!rel->pypi_default_source.empty()) j["pypi_default_source"] = kb::public_source(rel->pypi_default_source);
         j["arch_lists"] = json::array();
         for (const auto& a : archs) {
             json e = {{"kind", a.kind}, {"variant", a.variant}};
@@ -207,30 +233,36 @@ void inspect_torch(const InspectOptions& o) {
                 e.update(arch_json(a.row->archs));
                 e["arch_list"] = a.row->arch_list;
                 e["unverified"] = a.row->unverified;
-                e["source"] = a.row->source;
+                if (a.row->unverified) e["why"] = a.row->why;
+                e["source"] = kb::public_source(a.row->source);
             } else {
                 e["arch_list"] = nullptr;
             }
             j["arch_lists"].push_back(e);
         }
-        j["cpp_extension"] = cpp ? json{{"arches", cpp->arches}, {"unverified", cpp->unverified}, {"source", cpp->source}} : json(nullptr);
+        j["cpp_extension"] = cpp ? json{{"arches", cpp->arches}, {"unverified", cpp->unverified}, {"source", kb::public_source(cpp->source)}} : json(nullptr);
         std::cout << j.dump(2) << "\n";
         return;
     }
     print_row("torch", rel->version);
+    auto series = kb::torch_series_releases(k, o.query);
+    if (series.size() > 1) print_row("releases of " + o.query, join(series, " ") + " (shown: the newest)");
     std::string py = (rel->python_min.empty() ? "?" : rel->python_min) + " - " + (rel->python_max.empty() ? "?" : rel->python_max);
     if (!rel->python_note.empty()) py += " (" + rel->python_note + ")";
     print_row("python", py);
     print_row("pip variants", join(rel->variants) + unverified_tag(rel->variants_unverified));
+    print_row("plain PyPI wheel", rel->pypi_default.empty() ? std::string("CUDA build unknown (no source)") : rel->pypi_default);
     if (!rel->conda_cuda.empty()) print_row("conda CUDA", join(rel->conda_cuda));
     print_row("torchvision", rel->torchvision);
     print_row("torchaudio", rel->torchaudio);
     if (!rel->note.empty()) print_row("note", rel->note);
-    print_row("source", rel->source);
+    print_row("source", kb::public_source(rel->source));
+    if (!rel->pypi_default_source.empty()) print_row("PyPI wheel source", kb::public_source(rel->pypi_default_source));
     for (const auto& a : archs) {
         std::string label = a.kind + " " + a.variant;
         if (!a.row) { print_row(label, "arch list not in the knowledge base"); continue; }
         print_row(label, kb::describe(a.row->archs) + unverified_tag(a.row->unverified));
+        if (a.row->unverified && !a.row->why.empty()) print_row("why unverified", a.row->why);
     }
     if (cpp) print_row("cpp_extension archs", join(cpp->arches, " ") + unverified_tag(cpp->unverified));
 }
@@ -244,7 +276,7 @@ void inspect_advisories(const InspectOptions& o) {
         json j = json::array();
         for (const auto& a : list)
             j.push_back({{"id", a.id}, {"when", a.when}, {"needs", a.needs.empty() ? json(nullptr) : json(a.needs)},
-                         {"symptom", a.symptom}, {"fix", a.fix}, {"source", a.source}});
+                         {"symptom", a.symptom}, {"fix", a.fix}, {"source", kb::public_source(a.source)}});
         std::cout << j.dump(2) << "\n";
         return;
     }
@@ -254,7 +286,7 @@ void inspect_advisories(const InspectOptions& o) {
         if (!a.needs.empty()) print_row("  needs", a.needs);
         print_row("  symptom", a.symptom);
         print_row("  fix", a.fix);
-        print_row("  source", a.source);
+        print_row("  source", kb::public_source(a.source));
         std::cout << "\n";
     }
 }
@@ -278,7 +310,7 @@ void inspect_changes(const InspectOptions& o) {
         json j = json::array();
         for (const auto& c : list)
             j.push_back({{"release", c.release}, {"replaces", c.replaces}, {"row", c.row}, {"change", c.change},
-                         {"concerns", c.concerns}, {"source", c.source}});
+                         {"concerns", c.concerns}, {"source", kb::public_source(c.source)}});
         std::cout << j.dump(2) << "\n";
         return;
     }
@@ -289,7 +321,7 @@ void inspect_changes(const InspectOptions& o) {
             std::cout << release << " (replaces knowledge " << c.replaces << ")\n";
         }
         std::cout << "  " << c.row << ": " << c.change << "\n";
-        print_row("    source", c.source);
+        print_row("    source", kb::public_source(c.source));
     }
     std::cout << "current knowledge version: " << k.version << "\n";
 }

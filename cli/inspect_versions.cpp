@@ -46,24 +46,30 @@ pep440::SpecifierSet pypi_specifier(const std::string& text) {
 }
 
 void add_version(CLI::App& inspect, int& exit_code) {
-    struct Args { bool conda = false; std::string a, b; };
+    struct Args { bool conda = false, json = false; std::string a, b; };
     auto args = std::make_shared<Args>();
     auto* cmd = inspect.add_subcommand("version", "Compare two versions; prints 'A < B', 'A == B' or 'A > B'");
     cmd->add_flag("--conda", args->conda, "Use conda's version ordering instead of PEP 440");
+    cmd->add_flag("--json", args->json, "Print {\"a\", \"b\", \"relation\", \"semantics\"} as JSON");
     cmd->add_option("A", args->a, "First version")->required();
     cmd->add_option("B", args->b, "Second version")->required();
     cmd->callback([args] {
         const char* rel = relation(compare_versions(args->a, args->b, args->conda));  // may throw: print nothing then
-        std::cout << args->a << " " << rel << " " << args->b << "\n";
+        if (args->json)
+            std::cout << nlohmann::json{{"a", args->a}, {"b", args->b}, {"relation", rel}, {"semantics", args->conda ? "conda" : "pep440"}}.dump(2)
+                      << "\n";
+        else
+            std::cout << args->a << " " << rel << " " << args->b << "\n";
     });
 }
 
 void add_match(CLI::App& inspect, int& exit_code) {
-    struct Args { bool conda = false, pre = false; std::string spec, candidate; };
+    struct Args { bool conda = false, pre = false, json = false; std::string spec, candidate; };
     auto args = std::make_shared<Args>();
     auto* cmd = inspect.add_subcommand("match", "Does CANDIDATE satisfy SPEC? Prints 'match' (exit 0) or 'no match' (exit 1)");
     cmd->add_flag("--conda", args->conda, "SPEC is a conda MatchSpec; CANDIDATE a conda version or name-version-build");
     cmd->add_flag("--pre", args->pre, "Accept pre-releases even when SPEC names none (PyPI, like pip --pre)");
+    cmd->add_flag("--json", args->json, "Print {\"spec\", \"candidate\", \"match\"} as JSON (the exit code is the same)");
     cmd->add_option("SPEC", args->spec, "PEP 440 specifier set (or requirement), or with --conda a MatchSpec")->required();
     cmd->add_option("CANDIDATE", args->candidate, "Version (or with --conda a dist string name-version-build)")->required();
     cmd->callback([args, &exit_code] {
@@ -80,7 +86,10 @@ void add_match(CLI::App& inspect, int& exit_code) {
                           << " is a pre-release; the specifier admits pre-releases only when it names one, when no final "
                              "release matches, or with --pre\n";
         }
-        std::cout << (ok ? "match" : "no match") << "\n";
+        if (args->json)
+            std::cout << nlohmann::json{{"spec", args->spec}, {"candidate", args->candidate}, {"match", ok}}.dump(2) << "\n";
+        else
+            std::cout << (ok ? "match" : "no match") << "\n";
         exit_code = ok ? 0 : 1;
     });
 }

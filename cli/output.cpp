@@ -1,7 +1,10 @@
 #include "cli/output.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <unistd.h>
 
 namespace envlock::cli {
@@ -94,6 +97,8 @@ Output output_of(const CLI::App& cmd) {
     o.verbose = root->get_option("--verbose")->count() > 0 && !o.quiet;
     o.color_out = colour_allowed(STDOUT_FILENO);
     o.color_err = colour_allowed(STDERR_FILENO);
+    const char* term = std::getenv("TERM");
+    o.tty_err = ::isatty(STDERR_FILENO) == 1 && !(term && std::string(term) == "dumb");
     return o;
 }
 
@@ -142,6 +147,37 @@ std::string suggestion_for(const CLI::App& root, int argc, char** argv) {
         return "unknown command '" + arg + "' for `" + where + "`; see `" + where + " --help`";
     }
     return "";
+}
+
+std::string human_bytes(unsigned long long bytes) {
+    char buf[32];
+    if (bytes >= 1000ull * 1000 * 1000) std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+    else if (bytes >= 1000ull * 1000) std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+    else if (bytes >= 1000) std::snprintf(buf, sizeof buf, "%llu kB", bytes / 1000);
+    else std::snprintf(buf, sizeof buf, "%llu B", bytes);
+    return buf;
+}
+
+void Progress::update(const std::string& text) {
+    if (o_.quiet || !o_.tty_err) return;
+    long long now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (drawn_ && now - last_draw_ms_ < 100) return;
+    last_draw_ms_ = now;
+    // \r and "erase to end of line" (ECMA-48 EL): the line is rewritten, never scrolled.
+    std::cerr << "\r\033[K" << o_.err(text, Output::Style::dim) << std::flush;
+    drawn_ = true;
+}
+
+void Progress::finish(const std::string& text, double seconds) {
+    if (o_.quiet || (!o_.tty_err && seconds < 1.0)) return;
+    clear();
+    std::cerr << text << "\n" << std::flush;
+}
+
+void Progress::clear() {
+    if (!drawn_) return;
+    std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
 }
 
 }  // namespace envlock::cli

@@ -14,12 +14,36 @@ struct Output {
     bool verbose = false;    // the full derivation where a command has one
     bool color_out = false;  // stdout is a terminal and NO_COLOR is unset
     bool color_err = false;  // the same for stderr
+    bool tty_err = false;    // stderr is a terminal (progress is drawn in place only there)
 
     enum class Style { plain, bold, green, red, yellow, dim };
     // `text` in that style when the stream is coloured, else unchanged.
     std::string out(const std::string& text, Style style) const;
     std::string err(const std::string& text, Style style) const;
 };
+
+// Progress on stderr for steps that can take over a second: on a terminal one line redrawn in
+// place (at most ten times a second) and replaced by the step's outcome; otherwise only the
+// outcome lines of steps that took a second or more, one per step; nothing with --quiet.
+class Progress {
+public:
+    explicit Progress(const Output& o) : o_(o) {}
+    ~Progress() { clear(); }
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+
+    void update(const std::string& text);    // the step as it runs
+    void finish(const std::string& text, double seconds);    // the step's outcome line
+
+private:
+    void clear();
+    const Output o_;
+    bool drawn_ = false;
+    long long last_draw_ms_ = 0;
+};
+
+// "35.2 MB", "812 kB", "96 B".
+std::string human_bytes(unsigned long long bytes);
 
 // The root's -q/-v flags (registered by add_output_flags) as seen from a subcommand's callback.
 void add_output_flags(CLI::App& root);

@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,32 @@
 namespace envlock::cli {
 
 namespace {
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, s < 10 ? "%.2f s" : "%.1f s", s);
+    return buf;
+}
+
+void show_step(Progress& p, const ResolveStep& s) {
+    using Stage = ResolveStep::Stage;
+    std::string count = std::to_string(s.done);
+    switch (s.stage) {
+        case Stage::sources:
+            if (!s.finished) p.update("Reading git sources " + count + "/" + std::to_string(s.total));
+            else p.finish("Read " + std::to_string(s.total) + " git source" + (s.total == 1 ? "" : "s") + " in " + seconds_text(s.seconds), s.seconds);
+            break;
+        case Stage::indexes:
+            if (!s.finished) p.update("Fetching indexes: " + count + " documents, " + human_bytes(s.bytes));
+            else if (s.done == 0) p.finish("Indexes read from the cache in " + seconds_text(s.seconds), s.seconds);
+            else p.finish("Fetched " + count + " index documents (" + human_bytes(s.bytes) + ") in " + seconds_text(s.seconds), s.seconds);
+            break;
+        case Stage::solve:
+            if (!s.finished) p.update("Solving");
+            else p.finish("Solved in " + seconds_text(s.seconds), s.seconds);
+            break;
+    }
+}
 
 struct ResolveFlags {
     ResolveOptions options;
@@ -59,6 +86,10 @@ nlohmann::json json_of(const ResolveResult& r, const LockDiff* diff) {
     nlohmann::json decisions = nlohmann::json::array();
     for (const auto& d : r.lock.decisions) decisions.push_back({{"id", d.id}, {"excluded", d.excluded}, {"reason", d.reason}});
     j["decisions"] = decisions;
+    nlohmann::json warnings = nlohmann::json::array();
+    for (const auto& w : r.lock.warnings)
+        warnings.push_back({{"id", w.id}, {"target", w.target}, {"symptom", w.symptom}, {"fix", w.fix}, {"source", w.source}});
+    j["warnings"] = warnings;
     return j;
 }
 
@@ -84,6 +115,9 @@ void add_resolve(CLI::App& app, int& exit_code) {
                     "advisory id to stop enforcing (see `envlock inspect advisories`); remembered in the spec; repeatable")->allow_extra_args(false);
     cmd->add_option("--allow-missing", f->allow_missing,
                     "go on without this requirement when no index offers it; remembered in the spec; repeatable")->allow_extra_args(false);
+    cmd->add_option("--channel-priority", f->options.channel_priority,
+                    "conda channel priority: strict (default), flexible (conda's default) or disabled; remembered in the spec")
+        ->check(CLI::IsMember({"strict", "flexible", "disabled"}));
     cmd->add_flag("--clone", f->options.clone, "recipe: git clone the repo at the recipe's commit and write the lock there");
     cmd->add_option("--knowledge", f->knowledge_files, "extra knowledge file (YAML); repeatable")->allow_extra_args(false);
     cmd->add_option("--mirror", f->options.fetch.mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
@@ -109,6 +143,8 @@ void add_resolve(CLI::App& app, int& exit_code) {
 
         const Output out = output_of(*cmd_ref);
         o.verbose = out.verbose;   // an unsatisfiable spec: the full derivation, not one screen
+        Progress progress(out);
+        o.on_step = [&](const ResolveStep& s) { show_step(progress, s); };
         ResolveResult r = resolve_project(o);
         std::optional<LockDiff> diff;
         if (r.solved && r.previous) diff = diff_locks(*r.previous, r.lock);
@@ -133,6 +169,10 @@ void add_resolve(CLI::App& app, int& exit_code) {
             info << "; nvcc " << r.lock.toolchain.nvcc << " (" << r.lock.toolchain.nvcc_from << "), gcc "
                  << r.lock.toolchain.gcc << ", TORCH_CUDA_ARCH_LIST=" << r.lock.toolchain.cuda_arch_list;
         info << "\n";
+        // Printed even with -q: the lock installs, and then this machine breaks it.
+        for (const auto& w : r.lock.warnings)
+            std::cerr << out.err("warning: ", Output::Style::yellow) << "target " << w.target << ": " << w.symptom
+                      << "\n  fix: " << w.fix << "\n  source: " << w.source << " [" << w.id << "]\n";
         if (out.quiet) return;
         if (diff) {
             if (diff->empty()) info << "  lock unchanged\n";

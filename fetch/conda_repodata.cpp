@@ -565,11 +565,16 @@ IndexRecords records_of(const SparseRepodata& rd, const std::set<std::string>& n
     return in_file_order(std::move(found));
 }
 
-std::string decompress_zstd(std::string_view compressed, std::string_view source_name) {
+std::string decompress_zstd(std::string_view compressed, std::string_view source_name, std::size_t max_size) {
     std::string out;
     unsigned long long known = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
     if (known == ZSTD_CONTENTSIZE_ERROR)
         throw InputError(std::string(source_name) + ": not zstd-compressed data (bad frame header)");
+    auto too_large = [&] {
+        return EnvironmentError(std::string(source_name) + ": decodes to more than " + std::to_string(max_size >> 20) +
+                          " MB, more than any repodata (a zstd bomb?)");
+    };
+    if (known != ZSTD_CONTENTSIZE_UNKNOWN && known > max_size) throw too_large();
     ZSTD_DCtx* ctx = ZSTD_createDCtx();
     if (known != ZSTD_CONTENTSIZE_UNKNOWN) out.reserve(known + simdjson::SIMDJSON_PADDING);
     ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
@@ -581,6 +586,10 @@ std::string decompress_zstd(std::string_view compressed, std::string_view source
         if (ZSTD_isError(ret)) {
             ZSTD_freeDCtx(ctx);
             throw InputError(std::string(source_name) + ": damaged zstd data: " + ZSTD_getErrorName(ret));
+        }
+        if (out.size() + o.pos > max_size) {
+            ZSTD_freeDCtx(ctx);
+            throw too_large();
         }
         out.append(chunk.data(), o.pos);
     }

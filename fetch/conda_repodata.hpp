@@ -76,7 +76,9 @@ IndexRecords in_file_order(std::vector<std::pair<std::size_t, IndexRecord>> reco
 // The records of all the given names, in file order.
 IndexRecords records_of(const SparseRepodata& repodata, const std::set<std::string>& names);
 
-// repodata.json.zst -> repodata.json. Throws InputError naming `source_name` when damaged.
-std::string decompress_zstd(std::string_view compressed, std::string_view source_name);
+// repodata.json.zst -> repodata.json. Throws InputError naming `source_name` when damaged, and
+// when it would decode to more than `max_size` bytes (a zstd bomb), before holding that much.
+std::string decompress_zstd(std::string_view compressed, std::string_view source_name,
+                            std::size_t max_size = std::size_t(1) << 30);
 
 }  // namespace envlock::fetch

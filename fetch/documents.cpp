@@ -7,6 +7,21 @@
 
 namespace envlock::fetch {
 
+std::string body_mismatch(BodyKind expect, std::string_view body) {
+    if (expect == BodyKind::any) return "";
+    auto start = body.find_first_not_of(" \t\r\n");
+    std::string_view head = start == std::string_view::npos ? std::string_view() : body.substr(start, 64);
+    if (expect == BodyKind::zstd) {
+        // RFC 8878 3.1.1: every zstd frame starts with the magic number 0xFD2FB528, little-endian.
+        if (body.size() >= 4 && body.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4)) return "";
+    } else if (!head.empty() && (head.front() == '{' || head.front() == '[')) {
+        return "";
+    }
+    if (head.empty()) return "an empty body";
+    if (head.front() == '<') return "an HTML page";
+    return "something else";
+}
+
 std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests, const FetchContext& ctx) {
     std::vector<Document> docs(requests.size());
     std::vector<Request> wire;
@@ -24,6 +39,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         bool local = is_file_url(d.fetched_url);
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
         auto& entry = cached[i];
+        if (entry && entry->status == 200 && !body_mismatch(requests[i].expect, entry->body()).empty()) entry.reset();
         if (entry && (ctx.offline || entry->fresh(now))) {
             d.status = entry->status;
             d.from_cache = true;
@@ -65,6 +81,14 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         d.status = r.status;
         d.error = r.error;
         d.content_type = r.content_type;
+        if (r.ok()) {
+            if (auto looks = body_mismatch(requests[i].expect, r.body); !looks.empty()) {
+                d.error = "cannot use " + redact_url(d.fetched_url) + ": it answered " + looks + " where " +
+                          (requests[i].expect == BodyKind::zstd ? "zstd data" : "JSON") +
+                          " was expected (a proxy or login page in the way, or a wrong mirror?)";
+                continue;   // and not cached
+            }
+        }
         // A 404 is kept too (without its body), so --offline knows a project is not on an index.
         bool not_found = r.error.empty() && r.status == 404;
         if ((r.ok() || not_found) && !is_file_url(d.fetched_url)) {

@@ -12,10 +12,18 @@
 
 namespace envlock::fetch {
 
+// What a body must look like to be used and cached at all: a proxy's login page or an error
+// page answered with 200 where repodata was asked for is a network failure, not an index.
+enum class BodyKind { any, json, zstd };
+
 struct DocumentRequest {
     std::string url;       // as the user or the lock names it; mirrors apply underneath
     std::string accept;    // Accept header ("" for none); part of the cache key
+    BodyKind expect = BodyKind::any;
 };
+
+// "" when `body` can be of that kind, else what it looks like instead ("an HTML page").
+std::string body_mismatch(BodyKind expect, std::string_view body);
 
 struct Document {
     std::string url;          // as requested

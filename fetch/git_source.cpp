@@ -1,5 +1,10 @@
 #include "fetch/git_source.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <sstream>
 #include <vector>
@@ -9,6 +14,28 @@
 #include "resolver/specs/errors.hpp"
 
 namespace envlock {
+namespace {
+
+// git takes its own lock files (shallow.lock, refs) and fails, rather than waits, when another
+// process fetches into the same cached repository; so envlock processes take turns on it.
+class RepoLock {
+public:
+    explicit RepoLock(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+        if (fd_ >= 0)
+            while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+            }
+    }
+    ~RepoLock() {
+        if (fd_ >= 0) ::close(fd_);   // releases the flock
+    }
+    RepoLock(const RepoLock&) = delete;
+    RepoLock& operator=(const RepoLock&) = delete;
+
+private:
+    int fd_;
+};
+
+}  // namespace
 
 bool is_git_commit(const std::string& rev) {
     return rev.size() == 40 && rev.find_first_not_of("0123456789abcdef") == std::string::npos;
@@ -47,6 +74,8 @@ std::optional<std::map<std::string, std::string>> git_packaging_files(const std:
     fs::path repo = (cache_dir.empty() ? fs::temp_directory_path() / "envlock-git" : cache_dir / "git") /
                     (sha256_hex(url).substr(0, 24) + ".git");
     std::error_code ec;
+    fs::create_directories(repo.parent_path(), ec);
+    RepoLock turn(repo.string() + ".lock");
     if (!fs::exists(repo / "HEAD", ec)) {
         fs::create_directories(repo, ec);
         if (run_process({"git", "init", "--quiet", "--bare", repo.string()}, 30).exit_code != 0) return std::nullopt;

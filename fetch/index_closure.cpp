@@ -15,7 +15,7 @@ namespace {
 
 // The versions of one project whose metadata is worth reading, newest first.
 std::vector<std::string> versions_to_read(const IndexRecords& records, const std::vector<std::string>& constraints,
-                                          size_t budget) {
+                                          size_t budget, bool beyond_constraints = false) {
     std::vector<pep440::SpecifierSet> sets;
     for (const auto& c : constraints) {
         try {
@@ -25,6 +25,25 @@ std::vector<std::string> versions_to_read(const IndexRecords& records, const std
     }
     std::vector<pep440::Version> versions;
     std::set<std::string> seen;
+    if (beyond_constraints) {
+        // The newest `budget` releases (a release's builds, +cu118 and +cpu, count once) and
+        // whatever the constraints allow.
+        std::vector<pep440::Version> all;
+        for (const auto& r : records)
+            if (auto v = pep440::Version::try_parse(r.version); v && seen.insert(v->str()).second) all.push_back(*v);
+        std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a > b; });
+        std::set<std::string> releases;
+        for (const auto& v : all) {
+            std::string s = v.str();
+            releases.insert(s.substr(0, s.find('+')));
+            bool allowed = !sets.empty() &&
+                           std::all_of(sets.begin(), sets.end(), [&](const pep440::SpecifierSet& set) { return set.contains(v, true); });
+            if (releases.size() <= budget || allowed) versions.push_back(v);
+        }
+        std::vector<std::string> out;
+        for (const auto& v : versions) out.push_back(v.str());
+        return out;
+    }
     for (const auto& r : records) {
         auto v = pep440::Version::try_parse(r.version);
         if (!v || !seen.insert(v->str()).second) continue;
@@ -144,7 +163,7 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
                 if (std::find(seen.begin(), seen.end(), r.version) == seen.end()) seen.push_back(r.version);
             auto c = request.constraints.find(name);
             auto versions = versions_to_read(found, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
-                                             request.versions_per_project);
+                                             request.versions_per_project, request.beyond_constraints);
             std::set<std::string> wanted(versions.begin(), versions.end());
             Project& p = projects[w];
             for (auto& r : found) {

@@ -25,6 +25,10 @@ struct ClosureRequest {
     std::map<std::string, std::vector<std::string>> constraints;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
     size_t versions_per_project = 20;
+    // The constraints do not bound the read: a constrained project gets the versions they allow
+    // and its newest `versions_per_project` releases besides (an explanation of an
+    // unsatisfiable spec loosens the pins over these).
+    bool beyond_constraints = false;
     // Reads an sdist's requirements from its setup.py/setup.cfg/pyproject.toml when its
     // PKG-INFO lists none (see fill_metadata_from_sdists); empty: sdists stay unknown.
     PackageReader read_package;

@@ -132,7 +132,7 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
     }
     // First round: repodata.json.zst everywhere at once; second: repodata.json where there is none.
     std::vector<DocumentRequest> first;
-    for (const auto& c : conda) first.push_back({c.root + "/" + c.subdir + "/repodata.json.zst", ""});
+    for (const auto& c : conda) first.push_back({c.root + "/" + c.subdir + "/repodata.json.zst", "", BodyKind::zstd});
     auto docs = get_documents(first, ctx);
     std::vector<std::string> failures, missing;
     std::vector<DocumentRequest> second;
@@ -142,7 +142,7 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
         if (d.ok()) continue;
         if (!d.error.empty()) failures.push_back(d.error);
         else if (d.status == 404) {
-            second.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json", ""});
+            second.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json", "", BodyKind::json});
             second_for.push_back(i);
         } else failures.push_back(status_failure(d));
     }
@@ -235,7 +235,9 @@ std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const s
     for (size_t j = 0; j < pypi.size(); ++j) {
         if (pypi[j].kind == PypiTarget::directory) continue;
         auto [it, added] = request_of.try_emplace(pypi[j].url, requests.size());
-        if (added) requests.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : ""});
+        if (added)
+            requests.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : "",
+                                pypi[j].kind == PypiTarget::json_api ? BodyKind::json : BodyKind::any});
         pypi_doc[j] = it->second;
     }
     auto docs = get_documents(requests, ctx);

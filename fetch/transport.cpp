@@ -110,6 +110,7 @@ struct Transfer {
     bool encoded = false;          // Content-Encoding applied: decoded offsets cannot be resumed
     bool write_failed = false;
     bool cancelled = false;
+    bool too_large = false;
     std::uint64_t expected_total = 0;   // Content-Length of this attempt plus its resume point
     long retry_after_s = -1;
     int failures = 0;
@@ -190,10 +191,16 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
         t->hash->update(chunk);   // only downloads to a file are checked against a sha256
         if (t->md5) t->md5->update(chunk);
     } else {
+        if (t->response->body.size() + bytes > t->options->max_body_bytes) {
+            t->too_large = true;
+            t->response->body.clear();
+            t->response->body.shrink_to_fit();
+            return 0;  // aborts the transfer
+        }
         t->response->body.append(chunk);
     }
     t->held += bytes;
-    if (t->file && t->options->progress && !t->options->progress(t->index, t->held, t->expected_total, false)) {
+    if (t->options->progress && !t->options->progress(t->index, t->held, t->expected_total, false)) {
         t->cancelled = true;
         return 0;  // aborts the transfer
     }
@@ -276,6 +283,11 @@ bool finish_attempt(Transfer& t, CURLcode code) {
     } else if (t.cancelled) {
         r.error = "cancelled: " + shown;
         return true;
+    } else if (t.too_large) {
+        r.error = "cannot fetch " + shown + ": the answer is larger than " +
+                  std::to_string(t.options->max_body_bytes >> 20) +
+                  " MB once decoded, more than any index page (a compression bomb, or the wrong URL?)";
+        return true;
     } else if (t.write_failed) {
         r.error = "cannot write " + t.temp_path + " while downloading " + shown;
         return true;
@@ -339,8 +351,8 @@ void complete(Transfer& t) {
         }
         std::error_code ec;
         fs::remove(t.temp_path, ec);
-        if (r.ok() && t.options->progress) t.options->progress(t.index, r.size, r.size, true);
     }
+    if (r.ok() && t.options->progress) t.options->progress(t.index, r.size, r.size, true);
     if (!r.ok()) r.body.clear();
     t.done = true;
 }

@@ -27,11 +27,15 @@ struct TransportOptions {
     int retries = 4;                 // attempts after the first (an attempt that made progress is free)
     long backoff_ms = 500;           // wait before the first retry; doubles each time
     long max_retry_after_s = 60;     // a longer Retry-After is capped to this
+    // A body kept in memory (an index page, repodata) larger than this, after content decoding,
+    // is refused: a gzip bomb or the wrong URL, never an index. conda-forge's largest
+    // repodata.json is a few hundred MB.
+    std::uint64_t max_body_bytes = std::uint64_t(1) << 30;
     std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
     std::shared_ptr<ConnectionPool> pool;   // null: each perform() connects afresh
-    // Downloads to a file report here as bytes arrive (index into the requests, bytes so far,
-    // the expected total or 0, done) and once more when finished. Returning false cancels
-    // every transfer still running (their temp files are removed; each answers "cancelled").
+    // Transfers report here as bytes arrive (index into the requests, bytes so far, the
+    // expected total or 0, done) and once more when finished. Returning false cancels every
+    // transfer still running (their temp files are removed; each answers "cancelled").
     std::function<bool(std::size_t index, std::uint64_t received, std::uint64_t total, bool done)> progress;
 };
 

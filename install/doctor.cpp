@@ -12,6 +12,7 @@
 
 #include "fetch/process.hpp"
 #include "resolver/knowledge/detect.hpp"
+#include "resolver/knowledge/public_source.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep440.hpp"
@@ -49,8 +50,7 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
     return out;
 }
 
-// A knowledge row's source as doctor prints it: " [a ; b]". Parts naming the developers' shared
-// fact files (../shared/…) are dropped: they are not part of the product.
+// A knowledge row's source as doctor prints it: " [a ; b]", each part as users can open it.
 std::string cite(const std::string& source) {
     std::vector<std::string> kept;
     size_t pos = 0;
@@ -60,7 +60,8 @@ std::string cite(const std::string& source) {
         std::string part = source.substr(pos, end - pos);
         size_t b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
         part = b == std::string::npos ? "" : part.substr(b, e - b + 1);
-        if (!part.empty() && part.find("shared/") == std::string::npos) kept.push_back(part);
+        part = knowledge::public_source(part);
+        if (!part.empty()) kept.push_back(part);
         pos = end + 1;
     }
     return kept.empty() ? "" : " [" + join(kept, " ; ") + "]";

@@ -41,6 +41,7 @@ struct DocState {
     bool install_context = true;           // the block sits under prose about installing (scripts are followed)
 
     std::map<std::string, std::string> vars;          // shell variables a script set to a directory (DIR=$(pwd))
+    std::string script_dir = "?";          // directory of the script being read ("?" in a doc's own blocks)
 
     // $NAME and ${NAME} of the variables above; "?" for any other expansion.
     std::string expand(const std::string& text) const {
@@ -66,8 +67,10 @@ struct DocState {
     std::string resolve(const std::string& raw) const {
         auto rel = contains(raw, "$") ? expand(raw) : raw;
         if (starts_with(rel, "~") || rel == "?") return "?";
-        if (cwd == "?" && !starts_with(rel, "/")) return "?";
-        auto p = join_path(starts_with(rel, "/") ? std::string() : cwd, rel);
+        // `${ROOT}/x` is where ROOT points, wherever the shell is now.
+        bool from_var = starts_with(raw, "$");
+        if (cwd == "?" && !starts_with(rel, "/") && !from_var) return "?";
+        auto p = join_path(starts_with(rel, "/") || from_var ? std::string() : cwd, rel);
         for (const auto& [image_path, repo_path] : copies) {
             if (p == image_path) return repo_path;
             if (starts_with(p, image_path + "/")) return join_path(repo_path, p.substr(image_path.size() + 1));
@@ -161,6 +164,8 @@ struct Inference {
     void unpinned_sources();
     // The OpenMMLab templates, followed when the docs give no concrete page (doc_commands.cpp).
     void openmmlab_templates();
+    // torch and Python versions the docs state in prose, when no command pins them (prose.cpp).
+    void prose_versions(const std::vector<std::string>& docs);
 };
 
 }  // namespace envlock::infer

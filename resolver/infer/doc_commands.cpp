@@ -2,10 +2,13 @@
 // (pip install, conda create/install, git clone/checkout, cd, export, setup.py, make.sh).
 #include <algorithm>
 #include <cctype>
+#include <regex>
 #include <set>
 #include <utility>
 
 #include "resolver/infer/context.hpp"
+#include "resolver/specs/cuda_build.hpp"
+#include "resolver/specs/pep508.hpp"
 
 namespace envlock::infer {
 
@@ -50,6 +53,18 @@ bool placeholder(const std::string& word) {
     if (lt != std::string::npos && w.find('>', lt) != std::string::npos) return true;
     if (contains(w, "${") || (contains(w, "{") && contains(w, "}"))) return true;
     return false;
+}
+
+// A placeholder that stands for a CUDA variant of a project ("spconv-cuxxx", "cumm-cu1xx",
+// "cupy-cuda<CUDA_VERSION>"): the requirement as the solver reads it, a choice among the
+// projects that fill it ("spconv-cuxxx", "cupy-cudaxxx"); nullopt for any other placeholder.
+std::optional<std::string> cuda_choice(const std::string& word) {
+    static const std::regex slot(R"((<[^>]*>|\$\{[^}]*\}|\{[^}]*\}))");
+    std::string w = std::regex_replace(word, slot, "xxx");
+    auto end = w.find_first_of("=<>!~[;@ ");
+    std::string name = pep508::normalize_name(w.substr(0, end));
+    if (!cuda_placeholder(name)) return std::nullopt;
+    return name + (end == std::string::npos ? "" : w.substr(end));
 }
 
 // OpenMMLab's wheel index, one page per CUDA and torch: `mim install` and the docs' template
@@ -181,6 +196,14 @@ bool Inference::make_script(const std::vector<std::string>& w) { return !script_
 
 void Inference::run(const ShellCommand& cmd, DocState& doc, const Provenance& from) {
     auto w = program(cmd);
+    // DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd), DIR=$(dirname "$0"): the script's own
+    // folder. The words split the substitution, so its text decides; the rest is not a command.
+    for (const auto& [name, value] : cmd.assignments)
+        if ((starts_with(value, "$(") || starts_with(value, "`")) && doc.script_dir != "?" && contains(cmd.text, "dirname") &&
+            (contains(cmd.text, "BASH_SOURCE") || contains(cmd.text, "$0"))) {
+            doc.vars[name] = doc.script_dir;
+            return;
+        }
     // DIR=$(pwd), ROOT=`pwd`, SRC=/opt/src: a variable later commands use as a directory.
     for (const auto& [name, value] : cmd.assignments)
         if (w.empty()) {
@@ -281,12 +304,22 @@ void Inference::pip_install(const ShellCommand& cmd, const std::vector<std::stri
         templates.push_back({packages, from});
         return;
     }
+    std::vector<std::string> chosen = w;
     for (std::size_t i = 2; i < w.size(); ++i) {
         const auto& arg = w[i];
         if (!placeholder(arg) || openmmlab_template(arg)) continue;
-        // A package or URL to fill in ("spconv-cuxxx"): not a requirement as written.
-        note("template", cmd.text, "'" + arg + "' is a placeholder for a choice (the CUDA variant …); "
+        // A CUDA variant to fill in ("spconv-cuxxx"): a choice the solver makes for the CUDA it
+        // locks (Deliver 5). Any other slot (a path, a URL to fill in) is not a requirement.
+        if (auto choice = cuda_choice(arg)) {
+            chosen[i] = *choice;
+            continue;
+        }
+        note("template", cmd.text, "'" + arg + "' is a placeholder for a choice the docs leave to the reader; "
              "put the one for the target in the spec", from);
+        return;
+    }
+    if (chosen != w) {
+        pip_install(cmd, chosen, doc, from);
         return;
     }
     static const std::set<std::string> with_value = {"-t", "--target", "--prefix", "--root", "--src",
@@ -463,6 +496,8 @@ void Inference::script(const std::string& path, DocState& doc, const Provenance&
     ++script_depth;
     bool outer = doc.install_context;
     doc.install_context = true;   // what an install step runs is part of the install
+    std::string outer_dir = doc.script_dir;
+    doc.script_dir = parent_dir(path);
     for (const auto& cmd : shell_commands(*repo.get(path), 1)) {
         Provenance from{path, cmd.line};
         if (cmd.commented_out) {
@@ -472,6 +507,7 @@ void Inference::script(const std::string& path, DocState& doc, const Provenance&
         run(cmd, doc, from);
     }
     doc.install_context = outer;
+    doc.script_dir = outer_dir;
     --script_depth;
     (void)via;
 }

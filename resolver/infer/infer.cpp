@@ -466,6 +466,7 @@ Spec infer_spec(const RepoFiles& repo, const std::string& name) {
     inf.unreferenced_requirement_files();
     inf.unpinned_sources();
     inf.openmmlab_templates();
+    inf.prose_versions(docs);
     // Implied defaults come last: every channel a command named explicitly ranks above them.
     if (inf.implied_defaults && std::find(inf.spec.channels.begin(), inf.spec.channels.end(), "defaults") == inf.spec.channels.end())
         inf.spec.channels.push_back("defaults");

@@ -54,17 +54,16 @@ Recipe recipe_from_yaml_text(std::string_view text, std::string_view file) {
     }
     if (!root.IsMap()) fail(file, root, "expected a map with recipe:, repo:, rev: and spec:");
     for (auto it = root.begin(); it != root.end(); ++it) {
-        static const std::vector<std::string> keys = {"recipe", "repo", "rev", "ref", "case", "expected", "spec"};
+        static const std::vector<std::string> keys = {"recipe", "repo", "rev", "ref", "expected", "spec"};
         auto key = it->first.Scalar();
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
-            fail(file, it->first, "unknown key '" + key + "' (expected one of: recipe, repo, rev, ref, case, expected, spec)");
+            fail(file, it->first, "unknown key '" + key + "' (expected one of: recipe, repo, rev, ref, expected, spec)");
     }
     Recipe r;
     r.name = required(file, root, "recipe");
     r.repo = required(file, root, "repo");
     r.rev = required(file, root, "rev");
     r.ref = optional(file, root, "ref");
-    r.case_file = optional(file, root, "case");
     if (auto e = root["expected"]) {
         if (!e.IsMap()) fail(file, e, "expected: expected a map of name: what the lock should hold");
         for (auto it = e.begin(); it != e.end(); ++it) {

@@ -18,7 +18,6 @@ struct Recipe {
     std::string repo;         // https://github.com/fundamentalvision/BEVFormer
     std::string rev;          // the commit the recipe was written for (what --clone checks out)
     std::string ref;          // a tag naming that commit, when there is one ("v0.6")
-    std::string case_file;    // the documented case it was written from ("shared/cases/bevformer.yaml")
     std::vector<std::pair<std::string, std::string>> expected;   // what the lock should come to, in the file's order
     Spec spec;
 };

@@ -420,6 +420,7 @@ Target apply_overrides(Target t, const TargetOverrides& o, const kb::Knowledge& 
             gpu.sm_minor = cc->second;
             t.gpus.push_back(gpu);
         }
+        t.given.push_back("gpus");
     }
     if (o.driver) {
         if (!is_version(*o.driver, 1, 3))
@@ -433,14 +434,18 @@ Target apply_overrides(Target t, const TargetOverrides& o, const kb::Knowledge& 
                              (k.cuda_drivers.empty() ? std::string("?") : k.cuda_drivers.front().linux_driver) + ")");
         t.driver_version = *o.driver;
         t.driver_cuda = *cuda;
+        t.given.push_back("driver");
+        t.given.push_back("driver-cuda");
     }
     if (o.cuda_driver) {
         if (!is_version(*o.cuda_driver, 2, 2)) throw InputError("--cuda-driver '" + *o.cuda_driver + "': expected a CUDA version such as 12.0");
         t.driver_cuda = *o.cuda_driver;
+        t.given.push_back("driver-cuda");
     }
     if (o.glibc) {
         if (!is_version(*o.glibc, 2, 3)) throw InputError("--glibc '" + *o.glibc + "': expected a glibc version such as 2.31");
         t.glibc = *o.glibc;
+        t.given.push_back("glibc");
     }
     if (o.cpu_flags) {
         t.cpu_flags.clear();
@@ -451,6 +456,7 @@ Target apply_overrides(Target t, const TargetOverrides& o, const kb::Knowledge& 
                 throw InputError("--cpu-flags: '" + f + "' is not a CPU flag name (expected e.g. avx,avx2,fma)");
             t.cpu_flags.push_back(flag);
         }
+        t.given.push_back("cpu-flags");
     }
     if (o.platform) {
         static const std::set<std::string> known = {"linux-64", "linux-aarch64", "linux-ppc64le", "linux-s390x", "linux-32",
@@ -458,7 +464,10 @@ Target apply_overrides(Target t, const TargetOverrides& o, const kb::Knowledge& 
         if (!known.count(*o.platform))
             throw InputError("--platform '" + *o.platform + "': expected one of linux-64, linux-aarch64, linux-ppc64le, osx-64, osx-arm64, win-64");
         t.platform = *o.platform;
+        t.given.push_back("platform");
     }
+    std::sort(t.given.begin(), t.given.end());
+    t.given.erase(std::unique(t.given.begin(), t.given.end()), t.given.end());
     return t;
 }
 

@@ -215,6 +215,22 @@ std::optional<std::string> min_driver_for_cuda(const Knowledge& k, std::string_v
     return best;
 }
 
+std::vector<const CudaDriverRow*> unknown_driver_rows(const Knowledge& k, std::string_view cuda) {
+    std::string mm = major_minor(trim(cuda));
+    std::vector<const CudaDriverRow*> out;
+    for (const auto& row : k.cuda_drivers)
+        if (row.unknown && major_minor(row.cuda) == mm) out.push_back(&row);
+    return out;
+}
+
+std::vector<const CudaDriverRow*> unknown_driver_rows_after(const Knowledge& k, std::string_view cuda) {
+    std::string mm = major_minor(trim(cuda));
+    std::vector<const CudaDriverRow*> out;
+    for (const auto& row : k.cuda_drivers)
+        if (row.unknown && compare_dotted(major_minor(row.cuda), mm) > 0) out.push_back(&row);
+    return out;
+}
+
 const MinorVersionRule* minor_version_rule(const Knowledge& k, std::string_view cuda) {
     std::string c = trim(cuda);
     if (!looks_like_version(c)) return nullptr;
@@ -329,7 +345,20 @@ std::optional<TorchRelease> torch_release(const Knowledge& k, std::string_view t
         if (r.version == v) return r;
     for (const auto& r : k.torch_releases)
         if (r.version.size() > 2 && r.version.substr(r.version.size() - 2) == ".x" && series_matches(r.version, v)) return r;
+    // A series ("2.7"): its newest patch release.
+    const TorchRelease* newest = nullptr;
+    for (const auto& r : k.torch_releases)
+        if (series_matches(v, r.version) && (!newest || compare_dotted(newest->version, r.version) < 0)) newest = &r;
+    if (newest) return *newest;
     return std::nullopt;
+}
+
+std::vector<std::string> torch_series_releases(const Knowledge& k, std::string_view series) {
+    std::string v = public_version(series);
+    std::vector<std::string> out;
+    for (const auto& r : k.torch_releases)
+        if (series_matches(v, r.version) || r.version == v) out.push_back(r.version);
+    return out;
 }
 
 const CppExtensionRow* torch_cpp_extension_row(const Knowledge& k, std::string_view torch_version) {

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/lock/target.hpp"
+
 namespace envlock {
 struct Lock;
 }
@@ -29,7 +31,13 @@ struct ArchList {
     std::vector<int> ptx;    // PTX for these compute_XX
 };
 
-struct CudaDriverRow { std::string cuda, label, linux_driver, windows_driver, source; };
+// A toolkit release and the driver it shipped with. `unknown`: no reachable source gives that
+// driver (linux_driver is then empty and `why` says what was searched); queries skip such rows.
+struct CudaDriverRow {
+    std::string cuda, label, linux_driver, windows_driver, source;
+    bool unknown = false;
+    std::string why;
+};
 struct MinorVersionRule { int cuda_major = 0; std::string min_driver, windows_min_driver, note, source; };
 struct NvccTargetsRow { std::string cuda; std::vector<std::string> sm; std::string note, source; };
 struct GpuRow { std::string name; int major = 0, minor = 0; std::string source; bool unverified = false; std::string why; };
@@ -50,6 +58,7 @@ struct TorchRelease {
     std::string source;
     std::vector<std::string> conda_cuda;       // conda CUDA versions: "10.2", "11.3 (conda-forge)"
     std::string pypi_default;                  // variant of the plain PyPI wheel ("cu102"), where recorded
+    std::string pypi_default_source;           // where pypi_default comes from, when not in `source`
     bool variants_unverified = false;
     std::string python_note, note, python_source;
 };
@@ -91,6 +100,15 @@ struct Advisory {
     // "numba-cuda", "code-uses:NAME", "cuda<op>X.Y" (toolkit used), "sm<op>NN" (a target GPU).
     std::string needs;
 };
+// A machine on which a lock installs and then breaks at run time (target_warnings.yaml): the
+// solve excludes nothing for it; the lock records it and `resolve` prints it.
+struct TargetWarning {
+    std::string id;
+    std::vector<std::string> when;             // PEP 508 on locked packages, all must hold
+    std::vector<std::string> unless;           // none of these may be locked
+    std::string target;                        // "cpu-lacks:avx", "wsl, gpus>=2"
+    std::string symptom, fix, source;
+};
 struct NumbaRelease { std::string version, python, numpy, llvmlite, note, source; };   // PEP 440 specs
 struct NumbaCudaLimit { std::string numba, cuda, effect, fix, source; bool unverified = false; std::string why; };
 struct UnverifiedClaim { std::string file, claim, why; };
@@ -123,6 +141,7 @@ struct Knowledge {
     std::vector<NumbaRelease> numba;
     std::vector<NumbaCudaLimit> numba_cuda;
     std::vector<Advisory> advisories;
+    std::vector<TargetWarning> target_warnings;
     std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
     std::vector<UnverifiedClaim> unverified;
     std::vector<KnowledgeChange> changes;      // release by release, oldest first
@@ -163,6 +182,10 @@ bool driver_runs_cuda(const Knowledge&, std::string_view driver_version, std::st
 // Full feature set and PTX JIT of that toolkit's output need the toolkit's own driver (no MVC).
 bool driver_runs_cuda_fully(const Knowledge&, std::string_view driver_version, std::string_view cuda_runtime);
 std::optional<std::string> min_driver_for_cuda(const Knowledge&, std::string_view cuda, bool windows = false);
+// The release rows of that toolkit (major.minor) whose driver is unknown; empty when none is.
+std::vector<const CudaDriverRow*> unknown_driver_rows(const Knowledge&, std::string_view cuda);
+// Toolkits newer than `cuda` whose driver is unknown: a driver past every known row may run them.
+std::vector<const CudaDriverRow*> unknown_driver_rows_after(const Knowledge&, std::string_view cuda);
 const MinorVersionRule* minor_version_rule(const Knowledge&, std::string_view cuda);
 
 // ---- GPUs, nvcc, host compilers ----
@@ -181,7 +204,11 @@ std::optional<ArchList> torch_arch_list(const Knowledge&, std::string_view torch
                                         std::string_view variant, std::string_view kind);
 const TorchArchRow* torch_arch_row(const Knowledge&, std::string_view torch_version,
                                    std::string_view variant, std::string_view kind);
+// An exact release ("2.7.1"), the series row that covers it ("2.1.x"), or for a series query ("2.7")
+// the newest patch release of that series.
 std::optional<TorchRelease> torch_release(const Knowledge&, std::string_view torch_version);
+// The release rows a series query ("2.7") covers, oldest first: {"2.7.0", "2.7.1"}.
+std::vector<std::string> torch_series_releases(const Knowledge&, std::string_view series);
 // Arch names torch.utils.cpp_extension of that torch accepts in TORCH_CUDA_ARCH_LIST ("8.6", "9.0a").
 std::vector<std::string> torch_cpp_extension_archs(const Knowledge&, std::string_view torch_version);
 const CppExtensionRow* torch_cpp_extension_row(const Knowledge&, std::string_view torch_version);
@@ -198,6 +225,11 @@ std::vector<Gate> gates(const Knowledge&);
 // 1.4.0, as BEVFormer documents). An unparseable version or gate spec yields nothing.
 std::vector<std::string> gate_requirements(const Knowledge&, std::string_view package, std::string_view version);
 std::vector<Advisory> advisories(const Knowledge&);
+// The target warnings that hold for this target and these locked packages (name, version; conda's
+// pytorch counts as torch). A condition on something the target does not say (no CPU flags
+// recorded) does not hold: the warning is for a fact, not a guess.
+std::vector<TargetWarning> target_warnings(const Knowledge&, const Target&,
+                                           const std::vector<std::pair<std::string, std::string>>& packages);
 std::vector<NumbaRelease> numba_releases(const Knowledge&);
 std::optional<NumbaRelease> numba_release(const Knowledge&, std::string_view numba_version);
 std::vector<NumbaCudaLimit> numba_cuda_limits(const Knowledge&);

@@ -89,7 +89,10 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         if (auto it = doc.find(table); it != doc.end()) for (const auto& row : *it) fn(row);
     };
     each("cuda_drivers", [&](const json& r) {
-        k.cuda_drivers.push_back({str(r, "cuda"), str(r, "label"), str(r, "linux"), str(r, "windows"), str(r, "source")});
+        CudaDriverRow row{str(r, "cuda"), str(r, "label"), str(r, "linux"), str(r, "windows"), str(r, "source")};
+        row.unknown = flag(r, "unknown");
+        row.why = str(r, "why");
+        k.cuda_drivers.push_back(std::move(row));
     });
     each("minor_version_compatibility", [&](const json& r) {
         k.minor_version_rules.push_back({r.at("cuda_major").get<int>(), str(r, "min_driver"),
@@ -129,6 +132,7 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         t.variants = strings(r, "pip");
         t.conda_cuda = strings(r, "conda");
         t.pypi_default = str(r, "pypi-default");
+        t.pypi_default_source = str(r, "pypi_default_source");
         t.variants_unverified = flag(r, "variants_unverified");
         t.torchvision = str(r, "torchvision");
         t.torchaudio = str(r, "torchaudio");
@@ -196,6 +200,10 @@ Knowledge rows_of(const std::string& name, const json& doc) {
     each("advisories", [&](const json& r) {
         k.advisories.push_back({str(r, "id"), strings(r, "when"), str(r, "symptom"), str(r, "fix"), str(r, "source"), str(r, "needs")});
     });
+    each("target_warnings", [&](const json& r) {
+        k.target_warnings.push_back({str(r, "id"), strings(r, "when"), strings(r, "unless"), str(r, "target"), str(r, "symptom"),
+                                     str(r, "fix"), str(r, "source")});
+    });
     each("unverified", [&](const json& r) { k.unverified.push_back({name, str(r, "claim"), str(r, "why")}); });
     each("knowledge_changes", [&](const json& release) {
         for (const auto& r : release.at("rows"))
@@ -245,6 +253,7 @@ void merge(Knowledge& k, Knowledge u) {
     overlay(k.numba, std::move(u.numba), [](const NumbaRelease& r) { return r.version; });
     overlay(k.numba_cuda, std::move(u.numba_cuda), [](const NumbaCudaLimit& r) { return r.numba + "|" + r.cuda; });
     overlay(k.advisories, std::move(u.advisories), [](const Advisory& r) { return r.id; });
+    overlay(k.target_warnings, std::move(u.target_warnings), [](const TargetWarning& r) { return r.id; });
     k.facts.insert(k.facts.end(), u.facts.begin(), u.facts.end());
     k.unverified.insert(k.unverified.end(), u.unverified.begin(), u.unverified.end());
     k.changes.insert(k.changes.end(), u.changes.begin(), u.changes.end());

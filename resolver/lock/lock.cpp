@@ -155,6 +155,19 @@ std::string write_lock(const Lock& lock) {
         }
         out << YAML::EndSeq;
     }
+    if (!lock.warnings.empty()) {
+        out << YAML::Key << "warnings" << YAML::Value << YAML::BeginSeq;
+        for (const auto& w : lock.warnings) {
+            out << YAML::BeginMap;
+            out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << w.id;
+            out << YAML::Key << "target" << YAML::Value << YAML::DoubleQuoted << w.target;
+            out << YAML::Key << "symptom" << YAML::Value << YAML::DoubleQuoted << w.symptom;
+            out << YAML::Key << "fix" << YAML::Value << YAML::DoubleQuoted << w.fix;
+            out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << w.source;
+            out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+    }
     out << YAML::EndMap;
     if (!out.good()) throw std::logic_error(std::string("lock writer: ") + out.GetLastError());
     return std::string(out.c_str()) + "\n";
@@ -224,6 +237,8 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
         if (lock.targets.empty()) throw InputError(name + ":" + std::to_string(root["targets"].Mark().line + 1) + ": /targets: expected at least one target");
         for (const auto& n : root["decisions"])
             lock.decisions.push_back({str_of(n["id"]), str_of(n["excluded"]), str_of(n["reason"])});
+        for (const auto& n : root["warnings"])
+            lock.warnings.push_back({str_of(n["id"]), str_of(n["target"]), str_of(n["symptom"]), str_of(n["fix"]), str_of(n["source"])});
     } catch (const YAML::Exception& e) {
         throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }

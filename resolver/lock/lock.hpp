@@ -63,6 +63,16 @@ struct LockedDecision {
     std::string reason;
 };
 
+// A target on which the lock installs and then breaks at run time (a knowledge row of
+// target_warnings.yaml that holds for it): kept so `resolve`, `check` and `why` can say so.
+struct LockedWarning {
+    std::string id;        // the knowledge row
+    std::string target;    // the target it holds for ("default", "lab-3090" …)
+    std::string symptom;
+    std::string fix;
+    std::string source;
+};
+
 struct NamedTarget {
     std::string name;      // "default", "lab-3090" …
     Target target;
@@ -81,6 +91,7 @@ struct Lock {
     LockedToolchain toolchain;
     std::vector<LockedPackage> packages;   // sorted by name, then kind
     std::vector<LockedDecision> decisions;
+    std::vector<LockedWarning> warnings;
 };
 
 // "sha256:<hex>" over the normalized spec, the targets and the knowledge version.

@@ -58,6 +58,9 @@ struct Spec {
     std::vector<std::string> inferred_from;
     std::string python;                    // interpreter constraint as documented: "3.8", ">=3.6"
     std::vector<std::string> channels;     // conda channels, in priority order
+    // conda's `channel_priority` (conda's configuration docs): "strict", "flexible" or
+    // "disabled"; "" = strict. Remembered from `resolve --channel-priority`.
+    std::string channel_priority;
     std::vector<std::string> indexes;      // PyPI simple indexes, first is --index-url
     std::vector<std::string> find_links;
     std::vector<SpecRequirement> requirements;

@@ -12,14 +12,36 @@
 
 namespace envlock {
 
+bool valid_channel_priority(std::string_view value) {
+    return value == "strict" || value == "flexible" || value == "disabled";
+}
+
+namespace {
+bool is_url(std::string_view s) { return s.rfind("https://", 0) == 0 || s.rfind("http://", 0) == 0; }
+}  // namespace
+
+// An upstream file is cited by its URL with GitHub's line anchor (".../docs/install.md#L13"),
+// a file of the checkout as path:line.
 std::string format_provenance(const Provenance& p) {
     if (p.file.empty()) return {};
     if (p.line <= 0) return p.file;
+    if (is_url(p.file)) return p.file + "#L" + std::to_string(p.line);
     return p.file + ":" + std::to_string(p.line);
 }
 
 Provenance parse_provenance(std::string_view text) {
     Provenance p;
+    if (is_url(text)) {
+        auto anchor = text.rfind("#L");
+        if (anchor != std::string_view::npos && anchor + 2 < text.size() && text.size() - anchor - 2 <= 9 &&
+            std::all_of(text.begin() + anchor + 2, text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            p.file = std::string(text.substr(0, anchor));
+            p.line = std::stoi(std::string(text.substr(anchor + 2)));
+        } else {
+            p.file = std::string(text);
+        }
+        return p;
+    }
     auto colon = text.rfind(':');
     if (colon != std::string_view::npos && colon + 1 < text.size() &&
         std::all_of(text.begin() + colon + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
@@ -129,6 +151,7 @@ void emit_spec(YAML::Emitter& out, const Spec& spec) {
         out << YAML::Key << "python" << YAML::Value << YAML::DoubleQuoted << spec.python;
     }
     string_list(out, "channels", spec.channels);
+    if (!spec.channel_priority.empty()) keyed(out, "channel-priority", spec.channel_priority);
     string_list(out, "indexes", spec.indexes);
     string_list(out, "find-links", spec.find_links);
 
@@ -326,13 +349,18 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
     Reader rd{std::string(file)};
     if (!node.IsMap()) rd.fail(node, "spec", "expected a map");
     rd.only_keys(node, "spec",
-                 {"name", "inferred-from", "python", "channels", "indexes", "find-links", "requirements", "sources",
+                 {"name", "inferred-from", "python", "channels", "channel-priority", "indexes", "find-links", "requirements", "sources",
                   "extensions", "env", "allow-advisories", "allow-missing", "uses", "notes", "contradictions"});
     Spec spec;
     if (auto n = node["name"]) spec.name = rd.string(n, "spec.name");
     if (auto n = node["inferred-from"]) spec.inferred_from = rd.strings(n, "spec.inferred-from");
     if (auto n = node["python"]) spec.python = rd.string(n, "spec.python");
     if (auto n = node["channels"]) spec.channels = rd.strings(n, "spec.channels");
+    if (auto n = node["channel-priority"]) {
+        spec.channel_priority = rd.string(n, "spec.channel-priority");
+        if (!valid_channel_priority(spec.channel_priority))
+            rd.fail(n, "spec.channel-priority", "expected strict, flexible or disabled (conda's channel_priority)");
+    }
     if (auto n = node["indexes"]) spec.indexes = rd.strings(n, "spec.indexes");
     if (auto n = node["find-links"]) spec.find_links = rd.strings(n, "spec.find-links");
     if (auto n = node["requirements"]; n && !n.IsNull()) {
@@ -510,6 +538,7 @@ nlohmann::json spec_to_json(const Spec& spec) {
     j["inferred-from"] = spec.inferred_from;
     j["python"] = spec.python;
     j["channels"] = spec.channels;
+    if (!spec.channel_priority.empty()) j["channel-priority"] = spec.channel_priority;
     j["indexes"] = spec.indexes;
     j["find-links"] = spec.find_links;
     j["requirements"] = nlohmann::json::array();
@@ -555,6 +584,9 @@ Spec spec_from_json(const nlohmann::json& j, std::string_view file) {
     spec.inferred_from = rd.strings(j, "inferred-from", "spec");
     spec.python = rd.string(j, "python", "spec");
     spec.channels = rd.strings(j, "channels", "spec");
+    spec.channel_priority = rd.string(j, "channel-priority", "spec");
+    if (!spec.channel_priority.empty() && !valid_channel_priority(spec.channel_priority))
+        rd.fail("spec.channel-priority", "expected strict, flexible or disabled (conda's channel_priority)");
     spec.indexes = rd.strings(j, "indexes", "spec");
     spec.find_links = rd.strings(j, "find-links", "spec");
     if (auto* reqs = rd.member(j, "requirements")) {

@@ -17,14 +17,18 @@
 
 namespace envlock {
 
-// "docs/install.md:14"; "docs/install.md" when the line is unknown; "" when there is no file.
+// "docs/install.md:14"; "https://github.com/o/r/blob/v1/docs/install.md#L14" for an upstream file;
+// "docs/install.md" when the line is unknown; "" when there is no file.
 std::string format_provenance(const Provenance& p);
-// Inverse of format_provenance: a trailing ":<digits>" is the line.
+// Inverse of format_provenance: a trailing ":<digits>" is the line, or "#L<digits>" after a URL.
 Provenance parse_provenance(std::string_view text);
 
 // Why a requirement's text does not parse in its ecosystem (PEP 508 for pypi, MatchSpec for
 // conda, either for ""); nullopt when it does. Reading a spec refuses such entries.
 std::optional<std::string> requirement_problem(const SpecRequirement& r);
+
+// Whether `value` is one of conda's channel_priority settings: strict, flexible, disabled.
+bool valid_channel_priority(std::string_view value);
 
 // Emits the spec as one YAML map (the value of `spec:`) into an emitter the caller owns.
 void emit_spec(YAML::Emitter& out, const Spec& spec);

@@ -39,6 +39,16 @@ struct Target {
     std::vector<Gpu> gpus;
     std::vector<HostCompiler> compilers;
     std::vector<CudaToolkit> toolkits;
+    // Facts given by flags (--gpu, --driver …) over a detected or read target, by their key in
+    // the target file ("gpus", "driver"); every other fact is the detecting host's own.
+    std::vector<std::string> given;
 };
+
+// The facts a lock keeps of a target: what the solve and the toolchain depend on (platform,
+// glibc, WSL, the driver and its CUDA, each GPU's sm, the CPU feature levels binaries need,
+// compilers by kind and version, toolkits), in a stable order. Not the inventory `detect`
+// shows (kernel, CPU model, cores, memory, compiler paths, ~90 CPU flags), so that a colleague
+// on an equivalent machine re-resolves to the same bytes.
+Target locked_facts(Target t);
 
 }  // namespace envlock

@@ -96,23 +96,29 @@ struct Reader {
 nlohmann::json target_to_json(const Target& t) {
     using nlohmann::json;
     json j = json::object();
+    // The inventory fields are left out when empty: a lock's targets hold only locked_facts().
     j["platform"] = or_null(t.platform);
-    j["kernel"] = or_null(t.kernel);
+    if (!t.kernel.empty()) j["kernel"] = t.kernel;
     j["wsl"] = t.wsl;
     j["glibc"] = or_null(t.glibc);
-    j["cpu-model"] = or_null(t.cpu_model);
+    if (!t.cpu_model.empty()) j["cpu-model"] = t.cpu_model;
     j["cpu-flags"] = t.cpu_flags;
-    j["cores"] = t.cores;
-    j["memory-bytes"] = t.memory_bytes;
+    if (t.cores) j["cores"] = t.cores;
+    if (t.memory_bytes) j["memory-bytes"] = t.memory_bytes;
     j["driver"] = or_null(t.driver_version);
     j["driver-cuda"] = or_null(t.driver_cuda);
     j["gpus"] = json::array();
     for (const auto& g : t.gpus) j["gpus"].push_back({{"name", or_null(g.name)}, {"sm", or_null(sm_text(g))}});
     j["compilers"] = json::array();
-    for (const auto& c : t.compilers) j["compilers"].push_back({{"kind", c.kind}, {"path", c.path}, {"version", c.version}});
+    for (const auto& c : t.compilers) {
+        json cj = {{"kind", c.kind}, {"version", c.version}};
+        if (!c.path.empty()) cj["path"] = c.path;
+        j["compilers"].push_back(cj);
+    }
     j["cuda-toolkits"] = json::array();
     for (const auto& tk : t.toolkits)
         j["cuda-toolkits"].push_back({{"path", tk.path}, {"version", tk.version}, {"gpu-archs", tk.gpu_archs}});
+    if (!t.given.empty()) j["given"] = t.given;
     return j;
 }
 
@@ -124,15 +130,15 @@ std::string target_to_yaml(const Target& t) {
     };
     e << YAML::BeginMap;
     e << YAML::Key << "platform" << YAML::Value; str(t.platform);
-    e << YAML::Key << "kernel" << YAML::Value; str(t.kernel);
+    if (!t.kernel.empty()) { e << YAML::Key << "kernel" << YAML::Value; str(t.kernel); }
     e << YAML::Key << "wsl" << YAML::Value << t.wsl;
     e << YAML::Key << "glibc" << YAML::Value; str(t.glibc);
-    e << YAML::Key << "cpu-model" << YAML::Value; str(t.cpu_model);
+    if (!t.cpu_model.empty()) { e << YAML::Key << "cpu-model" << YAML::Value; str(t.cpu_model); }
     e << YAML::Key << "cpu-flags" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const auto& f : t.cpu_flags) e << f;
     e << YAML::EndSeq;
-    e << YAML::Key << "cores" << YAML::Value << t.cores;
-    e << YAML::Key << "memory-bytes" << YAML::Value << t.memory_bytes;
+    if (t.cores) e << YAML::Key << "cores" << YAML::Value << t.cores;
+    if (t.memory_bytes) e << YAML::Key << "memory-bytes" << YAML::Value << t.memory_bytes;
     e << YAML::Key << "driver" << YAML::Value; str(t.driver_version);
     e << YAML::Key << "driver-cuda" << YAML::Value; str(t.driver_cuda);
     e << YAML::Key << "gpus" << YAML::Value << YAML::BeginSeq;
@@ -145,7 +151,7 @@ std::string target_to_yaml(const Target& t) {
     e << YAML::Key << "compilers" << YAML::Value << YAML::BeginSeq;
     for (const auto& c : t.compilers) {
         e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value; str(c.kind);
-        e << YAML::Key << "path" << YAML::Value; str(c.path);
+        if (!c.path.empty()) { e << YAML::Key << "path" << YAML::Value; str(c.path); }
         e << YAML::Key << "version" << YAML::Value; str(c.version);
         e << YAML::EndMap;
     }
@@ -159,6 +165,11 @@ std::string target_to_yaml(const Target& t) {
         e << YAML::EndSeq << YAML::EndMap;
     }
     e << YAML::EndSeq;
+    if (!t.given.empty()) {
+        e << YAML::Key << "given" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& g : t.given) e << g;
+        e << YAML::EndSeq;
+    }
     e << YAML::EndMap;
     return std::string(e.c_str()) + "\n";
 }
@@ -178,7 +189,7 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
     Reader r{filename};
     if (!root.IsMap()) throw InputError(filename + ":1: expected a target mapping (platform, glibc, gpus …) as written by `envlock detect`");
     r.only_keys(root, {"platform", "kernel", "wsl", "glibc", "cpu-model", "cpu-flags", "cores", "memory-bytes", "driver",
-                       "driver-cuda", "gpus", "compilers", "cuda-toolkits"}, "");
+                       "driver-cuda", "gpus", "compilers", "cuda-toolkits", "given"}, "");
     Target t;
     const YAML::Node& croot = root;   // const lookups never insert keys
     auto get = [&](const char* key) { return croot[key]; };
@@ -233,6 +244,12 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
             if (c["gpu-archs"]) tk.gpu_archs = r.strings(c["gpu-archs"], where + ".gpu-archs");
             t.toolkits.push_back(tk);
         });
+    if (auto n = get("given")) {
+        static const std::set<std::string> keys = {"platform", "glibc", "cpu-flags", "driver", "driver-cuda", "gpus"};
+        t.given = r.strings(n, "given");
+        for (const auto& g : t.given)
+            if (!keys.count(g)) r.fail(n, "given: expected fact names among platform, glibc, cpu-flags, driver, driver-cuda, gpus, got '" + g + "'");
+    }
     return t;
 }
 

@@ -86,6 +86,8 @@ std::string advisory_text(SolvPool& sp, const std::string& id) {
 std::string bare_name(const Job& job) {
     auto f = split_dep(job.dep);
     if (f.size() < 2) return job.dep;
+    // A git source loosened is its project from the indexes, any release.
+    if (f[0] == "source") return "pypi\t" + f[1];
     try {
         if (f[0] == "pypi" || f[0] == "either") return f[0] + "\t" + pep508::Requirement::parse(f[1]).name;
     } catch (const InputError&) {
@@ -133,6 +135,8 @@ DescribedProblems describe_problems(SolvPool& sp, Solver* solv, const std::vecto
         if (seen.insert(line).second) out.lines.push_back(line);
     };
     std::map<std::string, std::set<std::string>> same_name;   // name -> versions libsolv paired
+    std::map<std::string, std::vector<std::string>> conflicts;   // "label\treason" -> what it collides with
+    std::vector<std::string> conflict_order;
     std::vector<std::string> same_name_order;
     unsigned int count = solver_problem_count(solv);
     for (Id problem = 1; problem <= static_cast<Id>(count); ++problem) {
@@ -166,12 +170,16 @@ DescribedProblems describe_problems(SolvPool& sp, Solver* solv, const std::vecto
                     add(label_of(sp, source) + " requires " + describe_dep(arg));
                     break;
                 case SOLVER_RULE_PKG_CONFLICTS: {
+                    // One line per package and reason, the builds it collides with listed once
+                    // (an advisory against every torch >= 1.11 pairs with each of their builds).
                     auto f = split_dep(arg);
-                    std::string line = label_of(sp, source) + " cannot be installed with " + label_of(sp, target);
-                    if (f[0] == "advisory" && f.size() > 1) line += ": advisory " + f[1] + ": " + advisory_text(sp, f[1]);
-                    else if (f[0] == "otherdist") line += ": both provide the Python package " + f[1];
-                    else if (f[0] == "constrains") line += ": it constrains " + f[1];
-                    add(line);
+                    std::string reason;
+                    if (f[0] == "advisory" && f.size() > 1) reason = ": advisory " + f[1] + ": " + advisory_text(sp, f[1]);
+                    else if (f[0] == "otherdist") reason = ": both provide the Python package " + f[1];
+                    else if (f[0] == "constrains") reason = ": it constrains " + f[1];
+                    std::string key = label_of(sp, source) + "\t" + reason;
+                    if (!conflicts.count(key)) conflict_order.push_back(key);
+                    conflicts[key].push_back(label_of(sp, target));
                     break;
                 }
                 case SOLVER_RULE_PKG_SAME_NAME: {
@@ -206,6 +214,15 @@ DescribedProblems describe_problems(SolvPool& sp, Solver* solv, const std::vecto
             }
         }
         queue_free(&rules);
+    }
+    for (const auto& key : conflict_order) {
+        auto tab = key.find('\t');
+        auto& with = conflicts[key];
+        with.erase(std::unique(with.begin(), with.end()), with.end());
+        std::string listed;
+        for (size_t i = 0; i < with.size() && i < 3; ++i) listed += (i ? ", " : "") + with[i];
+        if (with.size() > 3) listed += " and " + std::to_string(with.size() - 3) + " more";
+        add(key.substr(0, tab) + " cannot be installed with " + listed + key.substr(tab + 1));
     }
     for (const auto& name : same_name_order) {
         std::string versions;
@@ -293,12 +310,13 @@ std::string why_nothing_matches(SolvPool& sp, const Job& job) {
                 std::string first;
                 for (const Candidate* c : offered)
                     if (c->kind == CandKind::conda) {
-                        first = in.channels[static_cast<size_t>(100 - c->repo_priority)].channel;
+                        first = in.channels[static_cast<size_t>(c->channel)].channel;
                         break;
                     }
                 return "masked by strict channel priority: " + in.channels[m.channel].channel + " has " + m.record.name + " " +
                        m.record.version + " (" + m.record.build + "), but " + ms.name + " comes only from " + first +
-                       ", the first channel that has it" + (offered.empty() ? "" : " (versions " + versions_of(offered) + ")");
+                       ", the first channel that has it" + (offered.empty() ? "" : " (versions " + versions_of(offered) + ")") +
+                       "; conda's default, --channel-priority flexible, lets a lower channel supply it";
             }
         } catch (const InputError&) {
         }
@@ -443,9 +461,35 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
     // Python is not loosened here: every allowed minor is tried in turn by the caller.
     std::erase_if(order, [&](size_t j) { return bare_name(jobs[j]) == jobs[j].dep || bare_name(jobs[j]) == "conda\tpython"; });
 
+    // A pin on a CUDA build (torch==1.9.1+cu111) loosened stays a CUDA build: the CPU builds of
+    // the project (+cpu) are left out, or the nearest "working" set would be one without the GPU.
+    auto cpu_builds_of = [&](size_t j) {
+        std::string out;
+        auto f = split_dep(bare_name(jobs[j]));
+        if (f[0] != "pypi" && f[0] != "either") return out;
+        auto pinned = candidates_of(sp, jobs[j].dep);
+        bool cuda = !pinned.empty() && std::all_of(pinned.begin(), pinned.end(), [](const Candidate* c) {
+            return c->kind == CandKind::pypi && c->record.version.find("+cu") != std::string::npos;
+        });
+        if (!cuda) return out;
+        std::set<std::string> cpu;
+        for (const Candidate* c : candidates_named(sp, f[1]))
+            if (c->kind == CandKind::pypi && c->record.version.size() > 4 &&
+                c->record.version.compare(c->record.version.size() - 4, 4, "+cpu") == 0)
+                cpu.insert(c->record.version);
+        for (const auto& v : cpu) out += ",!=" + v;
+        return out;
+    };
+    // `dep` with `more` (",!=…" / ",>=…") added to its specifier.
+    auto with_specs = [](std::string dep, const std::string& more) {
+        if (more.empty()) return dep;
+        auto f = split_dep(dep);
+        bool has_spec = f.size() > 1 && f[1].find_first_of("=<>!~") != std::string::npos;
+        return has_spec ? dep + more : dep + more.substr(1);
+    };
     auto loosened = [&](const std::vector<size_t>& which) {
         std::vector<Job> relaxed = jobs;
-        for (size_t j : which) relaxed[j].dep = bare_name(jobs[j]);
+        for (size_t j : which) relaxed[j].dep = with_specs(bare_name(jobs[j]), cpu_builds_of(j));
         return relaxed;
     };
     auto names_of = [&](const std::vector<size_t>& which) {
@@ -471,9 +515,10 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
 
     // The nearest version that works: a loosened pin moves as little as it can, upward first
     // (a newer build that carries what the machine needs), then downward.
-    auto nearest = [&](size_t j, RelaxResult fallback) {
+    auto nearest_in = [&](size_t j, const std::vector<Job>& base, RelaxResult fallback, std::string* pinned_dep) {
         auto pinned = candidates_of(sp, jobs[j].dep);
-        auto all = candidates_of(sp, bare_name(jobs[j]));
+        // What the loosened requirement admits (pre-releases too, where the loosening took them).
+        auto all = candidates_of(sp, base[j].dep == jobs[j].dep ? bare_name(jobs[j]) : base[j].dep);
         if (pinned.empty() || all.empty()) return fallback;
         auto newer = [](const Candidate* a, const Candidate* b) {
             if (a->pep440_version && b->pep440_version) return *a->pep440_version > *b->pep440_version;
@@ -483,8 +528,13 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
         const Candidate* anchor = *std::min_element(pinned.begin(), pinned.end(), newer);   // the newest pinned
         std::vector<const Candidate*> up, down;
         std::set<std::string> seen;
+        // One try per release: a wheel's local label (+cu118) is a build of it, and the solve
+        // picks the build that runs on the machine.
+        auto release_of = [](const Candidate* c) {
+            return c->kind == CandKind::conda ? c->record.version : c->record.version.substr(0, c->record.version.find('+'));
+        };
         for (const Candidate* c : all) {
-            if (!seen.insert(c->record.version).second) continue;
+            if (!seen.insert(release_of(c)).second) continue;
             (newer(c, anchor) ? up : down).push_back(c);
         }
         std::sort(up.begin(), up.end(), [&](const Candidate* a, const Candidate* b) { return newer(b, a); });
@@ -493,16 +543,20 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
         auto f = split_dep(bare_name(jobs[j]));
         size_t tries = 0;
         for (const Candidate* c : up) {
-            if (++tries > 12) break;
-            std::vector<Job> relaxed = jobs;
+            if (++tries > 24) break;
+            std::vector<Job> relaxed = base;
             relaxed[j].dep = f[0] == "conda" || (f[0] == "either" && c->kind == CandKind::conda)
                                  ? "conda\t" + c->record.name + " " + c->record.version
-                                 : "pypi\t" + c->dist + "==" + c->record.version;
+                                 : with_specs("pypi\t" + c->dist + "==" + release_of(c), cpu_builds_of(j));
             RelaxResult r = resolve(relaxed);
-            if (r.solved) return r;
+            if (r.solved) {
+                if (pinned_dep) *pinned_dep = relaxed[j].dep;
+                return r;
+            }
         }
         return fallback;
     };
+    auto nearest = [&](size_t j, RelaxResult fallback) { return nearest_in(j, jobs, std::move(fallback), nullptr); };
 
     bool found = false;
     std::vector<std::pair<std::string, std::string>> single_notes;   // (reason, requirements)
@@ -529,6 +583,88 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
                     found = true;
                 }
             }
+    }
+    if (!found) {
+        // One step at a time: loosen what the failure blames; when the loosened problem fails
+        // again, loosen what that failure blames too, until one solves. Then each loosened
+        // requirement is pulled back to the release nearest its pin that still solves (newer
+        // first: the oldest torch build that carries the GPU's code, not the newest), in the
+        // order they were loosened. What that solve picks is the nearest working set.
+        auto loosenable = [&](size_t j) {
+            return std::find(order.begin(), order.end(), j) != order.end();
+        };
+        std::vector<size_t> loose, next = blamed_jobs;
+        RelaxResult r;
+        // PEP 440 leaves pre-releases out of a bare name while a final release exists; when only
+        // a pre-release fits (mmdet3d 1.0.0rcN), a loosened requirement may take one, as pip
+        // does for a specifier that names a pre-release.
+        auto with_pre = [&](std::vector<Job> relaxed) {
+            for (size_t j : loose) {
+                auto f = split_dep(relaxed[j].dep);
+                if (f[0] == "pypi" && f.size() > 1) relaxed[j].dep = with_specs(relaxed[j].dep, ",>=0.dev0");
+            }
+            return relaxed;
+        };
+        std::vector<Job> current;
+        for (int step = 0; step < 8; ++step) {
+            size_t before = loose.size();
+            for (size_t j : next)
+                if (loosenable(j) && std::find(loose.begin(), loose.end(), j) == loose.end()) loose.push_back(j);
+            if (loose.size() == before) break;
+            current = loosened(loose);
+            r = resolve(current);
+            std::vector<size_t> pre_blamed;
+            if (!r.solved) {
+                RelaxResult pre = resolve(with_pre(current));
+                if (pre.solved) {
+                    current = with_pre(current);
+                    r = pre;
+                }
+                pre_blamed = pre.blamed;
+            }
+            if (r.solved) break;
+            next = r.blamed;
+            next.insert(next.end(), pre_blamed.begin(), pre_blamed.end());
+        }
+        if (r.solved) {
+            for (size_t j : loose) {
+                std::string dep;
+                RelaxResult pulled = nearest_in(j, current, r, &dep);
+                if (!dep.empty()) {
+                    current[j].dep = dep;
+                    r = pulled;
+                }
+            }
+            auto chosen_named = [&](const std::string& name) {
+                for (const auto& label : r.chosen)
+                    if (label.rfind(name + " ", 0) == 0 || label.rfind(pep508::normalize_name(name) + " ", 0) == 0) return label;
+                return std::string();
+            };
+            help.push_back("  - the nearest working set on this machine, loosening " + std::to_string(loose.size()) +
+                           " requirements one step at a time (each then pulled back to the release nearest its pin):");
+            std::set<std::string> named;
+            for (size_t j : loose) {
+                std::string name = split_dep(bare_name(jobs[j])).back();
+                named.insert(pep508::normalize_name(name));
+                std::string now = chosen_named(name);
+                // An sdist is built on the machine: say so, it takes a compiler and time.
+                for (const auto& c : sp.candidates())
+                    if (c.kind == CandKind::pypi && c.label() == now && c.record.filename.find(".whl") == std::string::npos) {
+                        now += ", built from its sdist";
+                        break;
+                    }
+                help.push_back("      " + jobs[j].text + where(jobs[j]) + " -> " + (now.empty() ? std::string("not needed") : now));
+            }
+            // The OpenMMLab stack the knowledge base's gates tie to torch, as the solve picked it.
+            std::string beside;
+            for (const char* name : {"mmcv-full", "mmcv", "mmdet", "mmsegmentation", "mmdet3d", "mmengine"}) {
+                if (named.count(name)) continue;
+                std::string label = chosen_named(name);
+                if (!label.empty()) beside += (beside.empty() ? "" : ", ") + label;
+            }
+            if (!beside.empty()) help.push_back("      beside it, as the gates allow: " + beside);
+            found = true;
+        }
     }
     for (const auto& [reason, which] : single_notes)
         help.push_back("  - loosening " + (which.find(", ") == std::string::npos ? which : "any one of " + which) +

@@ -23,6 +23,7 @@ struct RelaxResult {
     bool solved = false;
     std::vector<std::string> problems;
     std::vector<std::string> chosen;  // labels of the chosen packages
+    std::vector<size_t> blamed;       // when not solved: the jobs its problems involve
 };
 using Resolve = std::function<RelaxResult(const std::vector<Job>&)>;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "resolver/specs/errors.hpp"
@@ -144,6 +145,7 @@ std::string describe_dep(const std::string& argument) {
     auto f = split_dep(argument);
     const std::string& kind = f[0];
     if ((kind == "pypi" || kind == "conda" || kind == "either") && f.size() > 1) return f[1];
+    if (kind == "cudavariant" && f.size() > 1) return f[1] + " (the build for the CUDA the environment uses)";
     if (kind == "fact" && f.size() > 2) {
         if (f[1] == "driver") return "a driver that runs CUDA " + f[2];
         if (f[1] == "gpu") {
@@ -253,6 +255,20 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
     };
 
     if (kind == "pypi") return pypi_matches(f.at(1));
+    // A CUDA-variant placeholder ("spconv-cuxxx==2.1.21"): every project that fills it, at the
+    // versions the specifier allows.
+    if (kind == "cudavariant") {
+        auto req = pep508::Requirement::parse(f.at(1));
+        auto placeholder = cuda_placeholder(req.normalized_name);
+        if (!placeholder) return out;
+        for (const auto& [dist, members] : by_dist_) {
+            if (!fills_cuda_placeholder(*placeholder, dist)) continue;
+            for (size_t i : members)
+                if (cands_[i].kind == CandKind::pypi && cands_[i].pep440_version && req.specifier.contains(*cands_[i].pep440_version))
+                    out.push_back(id_of(i));
+        }
+        return out;
+    }
     if (kind == "conda") return conda_matches(f.at(1), false);
     if (kind == "constrains") return conda_matches(f.at(1), true);
     if (kind == "either") {
@@ -422,6 +438,9 @@ void SolvPool::add_candidates() {
 
     // conda: strict channel priority drops a name from every channel below the first that has
     // it (conda's docs, "Strict channel priority"); what it drops is kept to explain with.
+    // Flexible keeps every channel, the higher one in a higher libsolv repo priority, so it is
+    // preferred and a lower one supplies a name only where the higher cannot (libmamba sets repo
+    // priorities so). Disabled puts every channel in one repo priority: version decides.
     // Of one build offered as .conda and .tar.bz2, the .conda is taken (as conda and mamba do).
     std::set<std::string> names_in_higher;
     for (size_t ch = 0; ch < in.channels.size(); ++ch) {
@@ -432,7 +451,7 @@ void SolvPool::add_candidates() {
             if (rec.filename.size() > 6 && rec.filename.compare(rec.filename.size() - 6, 6, ".conda") == 0)
                 conda_builds.insert(build_key(rec));
         for (const auto& rec : in.channels[ch].records) {
-            if (in.strict_channel_priority && names_in_higher.count(rec.name)) {
+            if (in.channel_priority == ChannelPriority::strict && names_in_higher.count(rec.name)) {
                 masked_.push_back({rec, ch});
                 continue;
             }
@@ -450,7 +469,8 @@ void SolvPool::add_candidates() {
             c.conda_version = std::move(version);
             c.pep440_version = pep440::Version::try_parse(rec.version);
             c.cuda = cuda_build_of(rec);
-            c.repo_priority = 100 - static_cast<int>(ch);
+            c.channel = static_cast<int>(ch);
+            c.repo_priority = in.channel_priority == ChannelPriority::disabled ? 100 : 100 - static_cast<int>(ch);
             // conda's classic resolve: a record's `features` each need a package that tracks
             // the feature (track_features), e.g. pytorch *_cpu builds need `cpuonly`.
             for (const auto& f : rec.features) c.deps.push_back("feature\t" + f);
@@ -476,7 +496,7 @@ void SolvPool::add_candidates() {
     auto tags = wheel::compatible_tags(ctx_.python_minor, t.platform, t.glibc);
     auto python = pep440::Version::parse(ctx_.python_full);
     auto marker_env = pep508::MarkerEnv::for_target(ctx_.python_full, t.platform);
-    std::map<std::pair<std::string, std::string>, std::pair<int, size_t>> best;  // (dist, version) -> (rank, input index)
+    std::map<std::tuple<std::string, std::string, bool>, std::pair<int, size_t>> best;  // (dist, version, torch-bound wheel) -> (rank, input index)
     for (size_t i = 0; i < in.pypi.size(); ++i) {
         const auto& rec = in.pypi[i];
         if (rec.yanked) continue;
@@ -498,7 +518,14 @@ void SolvPool::add_candidates() {
             continue;
         }
         if (rank < 0) continue;
-        auto key = std::make_pair(pep508::normalize_name(rec.name), version->str());
+        // A wheel built against one torch (mmcv-full from a cu111/torch1.9.0 page) does not stand
+        // for its release: the sdist of that release stays a candidate beside it, for any other
+        // torch (built from source, ranked after every wheel of the project).
+        bool torch_bound = rank < (1 << 20) && [&] {
+            auto cb = cuda_build_of(rec);
+            return cb && !cb->torch_series.empty();
+        }();
+        auto key = std::make_tuple(pep508::normalize_name(rec.name), version->str(), torch_bound);
         auto it = best.find(key);
         if (it == best.end() || rank < it->second.first) best[key] = {rank, i};
     }
@@ -507,8 +534,8 @@ void SolvPool::add_candidates() {
         Candidate c;
         c.kind = CandKind::pypi;
         c.record = rec;
-        c.solv_name = "pypi:" + key.first;
-        c.dist = key.first;
+        c.solv_name = "pypi:" + std::get<0>(key);
+        c.dist = std::get<0>(key);
         c.pep440_version = pep440::Version::parse(rec.version);
         std::string default_variant;
         if (c.dist == "torch") default_variant = torch_pypi_default_variant(k, rec.version);
@@ -529,6 +556,37 @@ void SolvPool::add_candidates() {
             }
         }
         cands_.push_back(std::move(c));
+    }
+
+    // A CUDA-variant placeholder of the spec ("spconv-cuxxx"): each project that fills it is a
+    // build for the CUDA its name says, so it needs a driver that runs that CUDA and, where the
+    // spec asks for torch, the torch build of that CUDA ("xxx" is the CUDA the environment uses).
+    std::vector<CudaPlaceholder> placeholders;
+    bool wants_torch = false;
+    for (const auto& r : in.spec.requirements) {
+        if (r.ecosystem == "conda") {
+            try {
+                wants_torch = wants_torch || conda::MatchSpec::parse(r.text).name == "pytorch";
+            } catch (const InputError&) {
+            }
+            continue;
+        }
+        try {
+            auto req = pep508::Requirement::parse(r.text);
+            if (auto p = cuda_placeholder(req.normalized_name)) placeholders.push_back(*p);
+            wants_torch = wants_torch || req.normalized_name == "torch" || req.normalized_name == "pytorch";
+        } catch (const InputError&) {
+        }
+    }
+    for (auto& c : cands_) {
+        if (c.kind != CandKind::pypi) continue;
+        for (const auto& p : placeholders) {
+            auto runtime = fills_cuda_placeholder(p, c.dist);
+            if (!runtime) continue;
+            if (!c.cuda) c.cuda = CudaBuild{*runtime, variant_of_cuda_runtime(*runtime), ""};
+            if (wants_torch) c.deps.push_back("torchbuild\t\t" + *runtime);
+            break;
+        }
     }
 
     for (const auto& rec : in.sources) {
@@ -736,17 +794,31 @@ void SolvPool::add_to_pool() {
         reach_cache.emplace(spec, best);
         return best;
     };
-    // conda, as libsolv's conda mode orders candidates (policy.c, prune_to_best_version): fewer
-    // track_features first, then the higher version, then the higher build number.
-    auto conda_primary = [](const Candidate& x, const Candidate& y) {
+    // conda, as libsolv's conda mode orders candidates (policy.c, prune_to_highest_prio then
+    // prune_to_best_version): the higher channel first (unless channel priority is disabled),
+    // fewer track_features, the higher version, the higher channel when disabled (conda's
+    // "Managing channels": build numbers are not comparable across channels), the higher build number.
+    const bool by_channel_first = ctx_.input->channel_priority != ChannelPriority::disabled;
+    auto conda_primary = [by_channel_first](const Candidate& x, const Candidate& y) {
+        if (by_channel_first && x.channel != y.channel) return x.channel < y.channel ? -1 : 1;
         if (x.record.track_features.size() != y.record.track_features.size())
             return x.record.track_features.size() < y.record.track_features.size() ? -1 : 1;
         if (int cmp = x.conda_version->compare(*y.conda_version); cmp != 0) return cmp > 0 ? -1 : 1;
+        if (x.channel != y.channel) return x.channel < y.channel ? -1 : 1;
         if (x.record.build_number != y.record.build_number) return x.record.build_number > y.record.build_number ? -1 : 1;
         return 0;
     };
 
+    auto is_sdist = [](const Candidate& c) {
+        return c.kind == CandKind::pypi && !(c.record.filename.size() > 4 && c.record.filename.compare(c.record.filename.size() - 4, 4, ".whl") == 0);
+    };
     for (auto& [name, members] : by_name) {
+        // A project with wheels built against one torch (mmcv-full, torchvision …): a wheel that
+        // fits is taken over building any release from source (pip's --prefer-binary).
+        bool torch_bound = std::any_of(members.begin(), members.end(), [&](size_t m) {
+            const auto& c = cands_[m];
+            return c.kind == CandKind::pypi && !is_sdist(c) && c.cuda && !c.cuda->torch_series.empty();
+        });
         std::stable_sort(members.begin(), members.end(), [&](size_t a, size_t b) {
             const auto& x = cands_[a];
             const auto& y = cands_[b];
@@ -754,6 +826,7 @@ void SolvPool::add_to_pool() {
                 if (int cmp = conda_primary(x, y); cmp != 0) return cmp < 0;
                 return x.record.filename < y.record.filename;
             }
+            if (torch_bound && is_sdist(x) != is_sdist(y)) return !is_sdist(x);
             if (x.pep440_version && y.pep440_version && *x.pep440_version != *y.pep440_version)
                 return *x.pep440_version > *y.pep440_version;
             if (x.conda_version && y.conda_version && x.conda_version->compare(*y.conda_version) != 0)

@@ -33,6 +33,7 @@ struct Candidate {
     std::optional<knowledge::ArchList> arch;   // torch builds whose arch list is known
     int compiler_major = 0;                // system_compiler / conda gcc
     int repo_priority = 0;
+    int channel = 0;                       // conda: its channel's index in priority order
     int rank = 0;                          // within solv_name: higher is preferred (the EVR)
     std::vector<std::string> deps;         // namespace dep arguments
     std::vector<std::string> conflicts;

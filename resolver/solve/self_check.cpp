@@ -100,6 +100,17 @@ struct Checker {
     }
 
     std::string pypi_holds(const pep508::Requirement& req) {
+        // "spconv-cuxxx": any project that fills the placeholder, at an allowed version.
+        if (auto placeholder = cuda_placeholder(req.normalized_name)) {
+            for (const auto& [dist, records] : by_dist) {
+                if (!fills_cuda_placeholder(*placeholder, dist)) continue;
+                for (const auto* r : records) {
+                    auto v = pep440::Version::try_parse(r->version);
+                    if (v && req.specifier.contains(*v, true)) return "";
+                }
+            }
+            return "the result has no project that fills " + req.normalized_name;
+        }
         auto it = by_dist.find(req.normalized_name);
         if (it == by_dist.end()) return "the result has no " + req.normalized_name;
         for (const auto* r : it->second) {
@@ -302,7 +313,7 @@ struct Checker {
 
     // conda's strict channel priority: a name comes only from the first channel that has it.
     void channel_priority() {
-        if (!in.strict_channel_priority) return;
+        if (in.channel_priority != ChannelPriority::strict) return;
         std::map<std::string, size_t> first;
         for (size_t ch = 0; ch < in.channels.size(); ++ch)
             for (const auto& rec : in.channels[ch].records) first.emplace(rec.name, ch);

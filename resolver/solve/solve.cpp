@@ -8,6 +8,7 @@
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep508.hpp"
+#include "resolver/knowledge/public_source.hpp"
 #include "resolver/solve/explain.hpp"
 #include "resolver/solve/pool.hpp"
 #include "resolver/solve/self_check.hpp"
@@ -57,7 +58,14 @@ Target combine_targets(const std::vector<NamedTarget>& targets, const knowledge:
 
 // How a spec requirement becomes a dependency: its ecosystem, or a guess from its syntax.
 std::string job_dep(const SpecRequirement& r) {
-    if (r.ecosystem == "pypi") return "pypi\t" + r.text;
+    if (r.ecosystem == "pypi") {
+        // "spconv-cuxxx": a choice among the projects that fill it (pool.cpp, "cudavariant").
+        try {
+            if (cuda_placeholder(pep508::Requirement::parse(r.text).normalized_name)) return "cudavariant\t" + r.text;
+        } catch (const InputError&) {
+        }
+        return "pypi\t" + r.text;
+    }
     if (r.ecosystem == "conda") return "conda\t" + r.text;
     try {
         pep508::Requirement::parse(r.text);
@@ -155,7 +163,8 @@ std::vector<std::string> who_asked_for(SolvPool& sp, const std::vector<Job>& job
     std::vector<std::string> out;
     for (const auto& job : jobs)
         if (selects(job.dep)) {
-            std::string from = format_provenance(job.from);
+            // A git source's line names its URL and commit already (and locks keep their bytes).
+            std::string from = job.dep.rfind("source\t", 0) == 0 ? "" : format_provenance(job.from);
             out.push_back("spec: " + job.text + (from.empty() ? "" : " (" + from + ")"));
         }
     for (Id p : installed) {
@@ -209,7 +218,7 @@ std::map<std::string, std::vector<std::string>> python_releases(const SolveInput
     for (const auto& ch : input.channels) {
         for (const auto& r : ch.records)
             if (r.name == "python") out[major_minor(r.version)].push_back(r.version);
-        if (!out.empty() && input.strict_channel_priority) break;
+        if (!out.empty() && input.channel_priority == ChannelPriority::strict) break;
     }
     return out;
 }
@@ -280,8 +289,13 @@ SolveOutcome solve(const SolveInput& input) {
         if (job.dep.rfind("conda\t", 0) != 0) needs_python = true;
         spec_jobs.push_back(std::move(job));
     }
-    for (const auto& s : input.sources)
-        spec_jobs.push_back({"source\t" + pep508::normalize_name(s.name), s.name + " from " + s.git + " at " + s.rev, {}});
+    for (const auto& s : input.sources) {
+        // Where the spec names the source, so an explanation can cite it (and loosen it).
+        Provenance from;
+        for (const auto& ss : input.spec.sources)
+            if (pep508::normalize_name(ss.name) == pep508::normalize_name(s.name)) from = ss.from;
+        spec_jobs.push_back({"source\t" + pep508::normalize_name(s.name), s.name + " from " + s.git + " at " + s.rev, from});
+    }
     auto python_constraints = python_specs(input.spec);
 
     PoolContext base;
@@ -303,9 +317,9 @@ SolveOutcome solve(const SolveInput& input) {
         std::string why = "No environment satisfies the spec: no Python the channels offer satisfies " + asked +
                           (offered.empty() ? "; no channel offers python" : "; python " + offered + " is offered");
         // Strict channel priority: a lower channel's python that would fit is named, with the channel that masks it.
-        if (input.strict_channel_priority) {
+        if (input.channel_priority == ChannelPriority::strict) {
             SolveInput all = input;
-            all.strict_channel_priority = false;
+            all.channel_priority = ChannelPriority::flexible;
             if (!python_minors_to_try(all, python_releases(all)).empty()) {
                 size_t first = 0;
                 while (first < input.channels.size() &&
@@ -313,7 +327,8 @@ SolveOutcome solve(const SolveInput& input) {
                                     [](const IndexRecord& r) { return r.name == "python"; }))
                     ++first;
                 why += "\n  masked by strict channel priority: a lower channel has a python that fits, but python comes only from " +
-                       input.channels[first].channel + ", the first channel that has it";
+                       input.channels[first].channel + ", the first channel that has it; conda's default, --channel-priority flexible, "
+                       "lets a lower channel supply it";
             }
         }
         throw UnmetError(why);
@@ -361,12 +376,18 @@ SolveOutcome solve(const SolveInput& input) {
             // conda: the locked build, not every build of the locked version.
             if (auto b = input.previous.find(key + "#build"); c.kind == CandKind::conda && b != input.previous.end() && b->second != c.record.build)
                 continue;
+            // PyPI: the locked file, not the sdist beside a locked wheel of the same release.
+            if (auto f = input.previous.find(key + "#file"); c.kind == CandKind::pypi && f != input.previous.end() &&
+                                                              f->second != c.record.url.substr(c.record.url.rfind('/') + 1))
+                continue;
             if (input.update_all || input.update.count(c.record.name) || input.update.count(c.dist)) continue;
             favored.push_back(sp.first_solvable() + static_cast<Id>(i));
         }
 
-        // Favoured in preference order, so libsolv's favour keeps our ranking among them.
-        std::sort(favored.begin(), favored.end(), [&](Id a, Id b) { return sp.candidate(a)->rank > sp.candidate(b)->rank; });
+        // Favoured in preference order, so libsolv's favour keeps our ranking among them: of two
+        // favoured candidates the later wins (libsolv test/testcases/favor/favor.t), so the best last.
+        // Two are favoured for one name when the lock's build is in two channels (flexible priority).
+        std::sort(favored.begin(), favored.end(), [&](Id a, Id b) { return sp.candidate(a)->rank < sp.candidate(b)->rank; });
         Attempt a = run(sp, jobs, favored);
         if (!a.solved) {
             if (first_failure.empty()) {
@@ -376,6 +397,7 @@ SolveOutcome solve(const SolveInput& input) {
                         RelaxResult out;
                         out.solved = r.solved;
                         out.problems = r.problems;
+                        out.blamed = r.blamed_jobs;
                         for (Id p : r.installed) out.chosen.push_back(sp.candidate(p)->label());
                         return out;
                     });
@@ -430,6 +452,12 @@ SolveOutcome solve(const SolveInput& input) {
             if (x.name != y.name) return x.name < y.name;
             return static_cast<int>(x.kind) < static_cast<int>(y.kind);
         });
+        // What no package choice avoids: the machine itself breaks this lock at run time.
+        std::vector<std::pair<std::string, std::string>> locked;
+        for (const auto& p : lock.packages) locked.push_back({p.name, p.version});
+        for (const auto& nt : input.targets)
+            for (const auto& w : knowledge::target_warnings(input.knowledge, nt.target, locked))
+                lock.warnings.push_back({w.id, nt.name, w.symptom, w.fix, knowledge::public_source(w.source)});
         outcome.solved = true;
         return outcome;
     }

@@ -18,6 +18,12 @@
 
 namespace envlock {
 
+// conda's channel_priority (conda's configuration docs, "Managing channels"): strict drops a
+// name from every channel below the first that has it; flexible prefers the higher channel but
+// lets a lower one supply a name the higher cannot (libsolv repo priorities, as libmamba sets
+// them); disabled ranks by version first, channel order breaking ties.
+enum class ChannelPriority { strict, flexible, disabled };
+
 struct SolveInput {
     Spec spec;
     std::vector<NamedTarget> targets;                 // at least one
@@ -25,10 +31,10 @@ struct SolveInput {
     std::vector<CondaChannelRecords> channels;        // spec.channels order = priority order
     IndexRecords pypi;                                // every file found, index order as pip's
     IndexRecords sources;                             // git sources, one record each
-    std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock; "conda:name#build" -> its build
+    std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock; "conda:name#build" -> its build; "pypi:name#file" -> its file
     std::set<std::string> update;                     // names allowed to move away from `previous`
     bool update_all = false;
-    bool strict_channel_priority = true;
+    ChannelPriority channel_priority = ChannelPriority::strict;
     bool verbose = false;            // explanations: the full derivation, not one screen
     // What the repo's code does that advisories depend on: "numba-cuda",
     // "code-uses:torch.utils.tensorboard", "code-uses:numpy.float-aliases" …

@@ -89,4 +89,23 @@ std::optional<CudaBuild> cuda_build_of(const IndexRecord& record, const std::str
     return std::nullopt;
 }
 
+std::optional<CudaPlaceholder> cuda_placeholder(const std::string& normalized_name) {
+    static const std::regex re("^(.*-cu(da)?)([0-9]*)(x+)$");
+    std::smatch m;
+    if (!std::regex_match(normalized_name, m, re)) return std::nullopt;
+    bool cuda = m[2].matched && m[2].length() > 0;
+    std::string digits = m[3].str();
+    if (digits.size() > (cuda ? 1u : 2u)) return std::nullopt;
+    if (digits.size() + static_cast<size_t>(m[4].length()) < 2) return std::nullopt;   // "-cux": too short for a variant
+    return CudaPlaceholder{m[1].str(), digits};
+}
+
+std::optional<std::string> fills_cuda_placeholder(const CudaPlaceholder& p, const std::string& normalized_name) {
+    if (normalized_name.size() <= p.stem.size() || normalized_name.compare(0, p.stem.size(), p.stem) != 0) return std::nullopt;
+    std::string rest = normalized_name.substr(p.stem.size());
+    if (!all_digits(rest) || rest.size() < 2 || rest.size() > 3 || rest.compare(0, p.digits.size(), p.digits) != 0)
+        return std::nullopt;
+    return cuda_runtime_of_variant("cu" + rest);
+}
+
 }  // namespace envlock

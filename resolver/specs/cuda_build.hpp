@@ -24,4 +24,19 @@ std::string variant_of_cuda_runtime(const std::string& runtime);
 // ("cu102" for torch 1.9.1), from the knowledge base; "" when unknown or CPU.
 std::optional<CudaBuild> cuda_build_of(const IndexRecord& record, const std::string& pypi_default_variant = "");
 
+// A PyPI project name that stands for a CUDA-variant choice, as install docs write one
+// ("spconv-cuxxx", "cumm-cu1xx", "cupy-cudaxxx"): the solver picks the concrete project
+// ("spconv-cu111") for the CUDA it locks. `stem` is the name up to the variant's digits
+// ("spconv-cu"), `digits` the digits the doc fixed ("" for cuxxx, "1" for cu1xx, "11" for cu11x).
+struct CudaPlaceholder {
+    std::string stem;
+    std::string digits;
+};
+// nullopt for a name that is no such placeholder (cupy-cuda11x is a real project: its "x" follows
+// two digits of a CUDA major, and it is spelled so on PyPI; only runs of x after cu/cuda with at
+// most one fixed digit before them, or cu11x/cu12x after "cu", count).
+std::optional<CudaPlaceholder> cuda_placeholder(const std::string& normalized_name);
+// The CUDA runtime of a concrete project that fills `p` ("spconv-cu113" -> "11.3"), else nullopt.
+std::optional<std::string> fills_cuda_placeholder(const CudaPlaceholder& p, const std::string& normalized_name);
+
 }  // namespace envlock

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "resolver/lock/spec_io.hpp"
+#include "resolver/specs/cuda_build.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep440.hpp"
@@ -64,6 +65,24 @@ struct Verdict {
 Verdict pypi_verdict(const pep508::Requirement& req, const fetch::IndexClosure& closure) {
     Verdict v;
     v.name = req.normalized_name;
+    // "spconv-cuxxx": offered when some project that fills it has an allowed version.
+    if (auto placeholder = cuda_placeholder(req.normalized_name)) {
+        std::vector<std::string> versions;
+        for (const auto& [name, texts] : closure.pypi_versions) {
+            if (!fills_cuda_placeholder(*placeholder, name)) continue;
+            v.name_known = v.name_known || !texts.empty();
+            for (const auto& text : texts) {
+                auto version = pep440::Version::try_parse(text);
+                if (version && req.specifier.contains(*version, true)) {
+                    v.satisfied = true;
+                    return v;
+                }
+                versions.push_back(text);
+            }
+        }
+        v.nearest_versions = nearest_versions(versions, req.specifier);
+        return v;
+    }
     auto it = closure.pypi_versions.find(req.normalized_name);
     if (it == closure.pypi_versions.end() || it->second.empty()) return v;
     v.name_known = true;

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "resolver/solve/self_check.hpp"
+#include "resolver/lock/spec_io.hpp"
 #include "resolver/specs/conda_filename.hpp"
+#include "resolver/specs/cuda_build.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep440.hpp"
@@ -97,6 +99,9 @@ std::vector<std::string> unprovided_names(const Lock& lock) {
     pep508::MarkerEnv env = pep508::MarkerEnv::for_target(python, platform);
     auto provided = [&](const std::string& name) {
         std::string n = pep508::normalize_name(name);
+        // "spconv-cuxxx" is provided by the project the solver chose for it ("spconv-cu111").
+        if (auto placeholder = cuda_placeholder(n))
+            return std::any_of(pypi.begin(), pypi.end(), [&](const std::string& p) { return fills_cuda_placeholder(*placeholder, p).has_value(); });
         return name == "python" || conda.count(name) || pypi.count(n) || pypi.count(other_spelling(n)) ||
                conda.count(other_spelling(name));
     };
@@ -119,7 +124,7 @@ std::vector<std::string> unprovided_names(const Lock& lock) {
             }
         }
         if (name.rfind("__", 0) == 0 || provided(name) || allowed_missing(lock.spec, name)) continue;
-        std::string where = r.from.file.empty() ? std::string("spec") : r.from.file + (r.from.line ? ":" + std::to_string(r.from.line) : "");
+        std::string where = r.from.file.empty() ? std::string("spec") : format_provenance(r.from);
         out.push_back(r.text + " (" + where + "): no package of the lock provides " + name);
     }
     for (const auto& p : lock.packages) {
@@ -152,7 +157,7 @@ std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::
     in.spec = lock.spec;
     in.targets = lock.targets;
     in.knowledge = knowledge;
-    in.strict_channel_priority = false;
+    in.channel_priority = ChannelPriority::flexible;   // no channel records here to mask with
     // A requirement the user went on without (--allow-missing) is not in the lock by design.
     std::set<std::string> locked;
     for (const auto& p : lock.packages) locked.insert(pep508::normalize_name(p.name));

@@ -1,9 +1,12 @@
 #include "resolver/workflow/resolve_project.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "fetch/index_closure.hpp"
@@ -14,6 +17,7 @@
 #include "resolver/infer/infer.hpp"
 #include "resolver/infer/recipe.hpp"
 #include "resolver/knowledge/knowledge.hpp"
+#include "resolver/specs/cuda_build.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
@@ -31,6 +35,56 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kDefaultIndex = "https://pypi.org/simple";
+
+// Reports a stage to the options' on_step: running updates, then one finished report.
+class StageReport {
+public:
+    StageReport(const ResolveOptions& o, ResolveStep::Stage stage) : o_(o), start_(std::chrono::steady_clock::now()) {
+        step_.stage = stage;
+    }
+    void running() const {
+        if (o_.on_step) o_.on_step(step_);
+    }
+    void finished() {
+        if (!o_.on_step) return;
+        step_.finished = true;
+        step_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        o_.on_step(step_);
+    }
+    ResolveStep step_;
+
+private:
+    const ResolveOptions& o_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+// Index fetches as one running count: transfers report by their index within one perform()
+// call, and calls follow one another, so a transfer in flight is known by its index.
+class IndexProgress {
+public:
+    explicit IndexProgress(StageReport& report) : report_(report) {}
+    bool on_transfer(std::size_t index, std::uint64_t received, bool done) {
+        std::lock_guard lock(mutex_);
+        if (done) {
+            in_flight_.erase(index);
+            finished_bytes_ += received;
+            ++report_.step_.done;
+        } else {
+            in_flight_[index] = received;
+        }
+        std::uint64_t bytes = finished_bytes_;
+        for (const auto& [i, b] : in_flight_) bytes += b;
+        report_.step_.bytes = bytes;
+        report_.running();
+        return true;
+    }
+
+private:
+    StageReport& report_;
+    std::mutex mutex_;
+    std::map<std::size_t, std::uint64_t> in_flight_;
+    std::uint64_t finished_bytes_ = 0;
+};
 
 bool looks_like_lock(const std::string& text) {
     return text.find("\npackages:") != std::string::npos && text.find("content-hash:") != std::string::npos;
@@ -255,8 +309,8 @@ std::vector<std::string> find_links_for(const Spec& spec, const knowledge::Knowl
     return out;
 }
 
-std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optional<Lock>& previous,
-                                     const knowledge::Knowledge& k) {
+std::vector<NamedTarget> all_facts_of_targets(const ResolveOptions& o, const std::optional<Lock>& previous,
+                                              const knowledge::Knowledge& k) {
     std::vector<NamedTarget> out;
     for (const auto& [name, file] : o.target_files)
         out.push_back({name.empty() ? "default" : name, apply_overrides(target_from_text(read_text_file(file, "target file"), file), o.overrides, k)});
@@ -267,6 +321,14 @@ std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optiona
     if (previous && !overridden && !o.redetect) return previous->targets;
     out.push_back({"default", apply_overrides(detect_target(DetectRoots::host(), k), o.overrides, k)});
     return out;
+}
+
+// The solve sees only what the lock will record, so a lock re-resolves from its own targets.
+std::vector<NamedTarget> targets_for(const ResolveOptions& o, const std::optional<Lock>& previous,
+                                     const knowledge::Knowledge& k) {
+    auto targets = all_facts_of_targets(o, previous, k);
+    for (auto& t : targets) t.target = locked_facts(std::move(t.target));
+    return targets;
 }
 
 }  // namespace
@@ -307,6 +369,7 @@ Spec reinferred(const std::string& dir, const Spec& old) {
     Spec spec = infer_spec(collect_repo_files(dir), name);
     spec.allow_advisories = old.allow_advisories;
     spec.allow_missing = old.allow_missing;
+    spec.channel_priority = old.channel_priority;
     spec.uses = old.uses;
     return spec;
 }
@@ -414,12 +477,23 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     // And --allow-missing, which must name a requirement the spec has.
     check_allow_missing(in.spec, o.allow_missing);
     if (!o.allow_missing.empty()) remember_in(in.spec.allow_missing, o.allow_missing);
+    // --channel-priority is remembered too; the spec's value (default strict) decides the solve.
+    if (!o.channel_priority.empty()) {
+        if (!valid_channel_priority(o.channel_priority))
+            throw InputError("--channel-priority " + o.channel_priority + ": expected strict, flexible or disabled");
+        in.spec.channel_priority = o.channel_priority;
+    }
+    in.channel_priority = in.spec.channel_priority == "flexible"   ? ChannelPriority::flexible
+                          : in.spec.channel_priority == "disabled" ? ChannelPriority::disabled
+                                                                   : ChannelPriority::strict;
     refuse_unreadable(in.spec);
     if (loc.previous)
         for (const auto& p : loc.previous->packages) {
             std::string key = (p.kind == Ecosystem::conda ? "conda:" : "pypi:") + (p.kind == Ecosystem::conda ? p.name : pep508::normalize_name(p.name));
             in.previous[key] = p.version;
             if (p.kind == Ecosystem::conda) in.previous[key + "#build"] = p.build;
+            // PyPI: the locked file (a release may be a wheel for one torch and an sdist).
+            if (p.kind == Ecosystem::pypi) in.previous[key + "#file"] = p.url.substr(p.url.rfind('/') + 1);
         }
 
     const Spec& spec = in.spec;
@@ -455,6 +529,20 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         if (!is_pypi_requirement(r)) continue;
         auto req = pep508::Requirement::parse(r.text);
         if (req.normalized_name == "python") continue;
+        // "spconv-cuxxx": the solver picks among the projects that fill it, one per CUDA
+        // release the knowledge base knows ("spconv-cu102" … "spconv-cu128"); those no index
+        // has are simply not offered.
+        if (auto placeholder = cuda_placeholder(req.normalized_name)) {
+            std::set<std::string> names;
+            for (const auto& row : k.cuda_drivers) {
+                std::string variant = variant_of_cuda_runtime(knowledge::major_minor(row.cuda));
+                std::string name = placeholder->stem + variant.substr(2);
+                if (!fills_cuda_placeholder(*placeholder, name) || !names.insert(name).second) continue;
+                request.pypi_names.push_back(name);
+                if (!req.specifier.empty()) request.constraints[name].push_back(req.specifier.str());
+            }
+            continue;
+        }
         request.pypi_names.push_back(req.normalized_name);
         if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
     }
@@ -479,6 +567,9 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     // the knowledge base's gates on that project. A source with no reachable commit is not
     // lockable. They are read before the indexes, whose closure must follow what they need.
     fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
+    StageReport sources_stage(o, ResolveStep::Stage::sources);
+    sources_stage.step_.total = spec.sources.size();
+    if (!spec.sources.empty()) sources_stage.running();
     std::vector<std::future<SourceRead>> reads;
     for (const auto& s : spec.sources) {
         auto kept = previous_source(loc.previous, s, o);
@@ -487,14 +578,14 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     std::string unreachable;
     for (size_t i = 0; i < reads.size(); ++i) {
         SourceRead read = reads[i].get();
+        ++sources_stage.step_.done;
+        sources_stage.running();
         if (!read.error.empty()) {
             unreachable += "\n  " + read.error;
             continue;
         }
         IndexRecord& r = read.record;
-        if (!read.depends_known)
-            result.notes.push_back(r.name + " (git " + r.git + "): its requirements could not be read from its setup files; "
-                                   "only the knowledge base's gates on it apply");
+        // A source whose requirements stay unknown is said once, with the others, after the solve.
         // What the source needs is read like what the spec names: its pins bound which versions'
         // metadata is read (numba==0.48.0 is far below a project's newest few).
         std::vector<std::string> needs = r.depends;
@@ -510,6 +601,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         }
         in.sources.push_back(std::move(r));
     }
+    if (!spec.sources.empty()) sources_stage.finished();
     if (!unreachable.empty())
         throw EnvironmentError("git sources that cannot be locked (no reachable commit):" + unreachable +
                                "\n(a source the previous lock pinned keeps its commit, offline too)");
@@ -520,7 +612,17 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         if (!pkg.known) return std::nullopt;
         return pkg.requires_dist;
     };
+    StageReport index_stage(o, ResolveStep::Stage::indexes);
+    IndexProgress index_progress(index_stage);
+    if (o.on_step) {
+        index_stage.running();
+        ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
+            return index_progress.on_transfer(index, received, done);
+        };
+    }
     auto closure = fetch::collect_index_closure(request, ctx);
+    ctx.transport.progress = nullptr;
+    index_stage.finished();
     // Every requirement must name something an index offers before the solver sees it.
     auto missing = missing_requirements(spec, closure, request.marker_env, [&] {
         std::vector<std::string> names;
@@ -547,10 +649,30 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.pypi = std::move(closure.pypi);
     result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());
 
+    StageReport solve_stage(o, ResolveStep::Stage::solve);
+    solve_stage.running();
     SolveOutcome outcome = solve(in);
+    solve_stage.finished();
     result.solved = outcome.solved;
     if (!outcome.solved) {
         result.explanation = outcome.explanation;
+        // The pins bounded which releases were read; the nearest working set lies beyond them.
+        // Read the indexes again without those bounds (and the git sources' projects from the
+        // indexes too), and let the explanation loosen the pins over that wider pool.
+        fetch::ClosureRequest wide = request;
+        wide.beyond_constraints = true;
+        wide.versions_per_project = 40;
+        for (const auto& s : spec.sources) wide.pypi_names.push_back(pep508::normalize_name(s.name));
+        try {
+            auto wider = fetch::collect_index_closure(wide, ctx);
+            SolveInput again = in;
+            again.channels = std::move(wider.channels);
+            again.pypi = std::move(wider.pypi);
+            SolveOutcome second = solve(again);
+            if (!second.solved) result.explanation = second.explanation;
+        } catch (const std::exception&) {
+            // The wider read is for a better explanation only; the first one stands.
+        }
         return result;
     }
     result.lock = std::move(outcome.lock);

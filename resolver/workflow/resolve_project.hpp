@@ -6,6 +6,8 @@
 // `envlock resolve` as one function: find the spec (a spec file, a lock, a checkout to infer
 // from, or a built-in recipe), find the target machines, read the indexes, solve, and write
 // envlock.yaml beside the code. The CLI only parses flags and prints.
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,6 +20,18 @@
 #include "resolver/lock/lock.hpp"
 
 namespace envlock {
+
+// What resolve is doing, for a progress display: each stage reports while it runs (throttling
+// is the display's business) and once when it ends.
+struct ResolveStep {
+    enum class Stage { sources, indexes, solve };
+    Stage stage = Stage::indexes;
+    bool finished = false;
+    std::size_t done = 0;           // git sources read / index documents fetched
+    std::size_t total = 0;          // sources: how many; indexes: unknown up front (0)
+    std::uint64_t bytes = 0;        // indexes: bytes received so far (0 when all came from the cache)
+    double seconds = 0;             // finished: how long the stage took
+};
 
 struct ResolveOptions {
     std::string path;                              // DIR, FILE, or a recipe name; "" = "."
@@ -33,10 +47,12 @@ struct ResolveOptions {
     std::set<std::string> uses;                    // what the code does that advisories depend on
     std::set<std::string> allow_advisories;        // advisory ids the user opts out of
     std::set<std::string> allow_missing;           // requirements to go on without when nothing offers them
+    std::string channel_priority;                  // strict|flexible|disabled, remembered in the spec; "" = the spec's
     bool clone = false;                            // recipe: git clone the repo at its commit first
     // Added to the spec and remembered there: channels go first (as `conda install -c` puts
     // them), indexes and find-links pages after the spec's own.
     std::vector<std::string> channels, indexes, find_links;
+    std::function<void(const ResolveStep&)> on_step;   // may be empty
 };
 
 struct ResolveResult {

@@ -104,7 +104,11 @@ MirrorInfo build_mirror(const std::string& out_dir, const MirrorOptions& options
         info.torch_wheels = write_torch_find_links(root, torch_wheels(tables));
         info.mmcv_wheels = write_mmcv_pages(root, mmcv_wheels(tables));
         if (options.with_git_repo) {
-            info.git_tags = make_mmdet3d_repo((staging / "git" / "mmdetection3d").string(), tables.mmdet3d);
+            // The git repo keeps the 0.17-0.18 era the recipes clone; later releases are sdists only.
+            std::vector<Mmdet3dRelease> tagged;
+            for (const auto& r : tables.mmdet3d)
+                if (r.version.rfind("0.", 0) == 0) tagged.push_back(r);
+            info.git_tags = make_mmdet3d_repo((staging / "git" / "mmdetection3d").string(), tagged);
             make_source_repos((staging / "git").string());
         }
 

@@ -183,7 +183,7 @@ std::vector<Published> pypi_dists(const Tables& tables) {
             dists.push_back(d);
         }
 
-    // mmdet3d 0.17.x/0.18.x sdists: install_requires = requirements/runtime.txt (facts).
+    // mmdet3d sdists (0.17.x-0.18.x, 1.0.0rcN): install_requires = requirements/runtime.txt (facts).
     for (const auto& r : tables.mmdet3d) {
         PyDist d;
         d.project = "mmdet3d";

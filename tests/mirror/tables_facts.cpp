@@ -125,7 +125,9 @@ std::vector<Mmdet3dRelease> read_mmdet3d(const YAML::Node& doc, const std::strin
     for (const auto& row : doc["mmdet3d_version_checks"]) {
         Mmdet3dRelease r;
         r.version = str(row["mmdet3d"]);
-        if (r.version.rfind("0.17.", 0) != 0 && r.version.rfind("0.18.", 0) != 0) continue;  // the git repo's era
+        // 0.17-0.18 (the git repo's era) and 1.0.0rcN (still mmcv-full based). 1.1 and later need
+        // open3d, which the mirror does not carry; they are left out rather than published broken.
+        if (r.version.rfind("0.17.", 0) != 0 && r.version.rfind("0.18.", 0) != 0 && r.version.rfind("1.0.0rc", 0) != 0) continue;
         for (const auto& s : row["runtime_txt"]) r.runtime.push_back(s.as<std::string>());
         for (const auto& s : row["mminstall_txt"]) r.mminstall.push_back(s.as<std::string>());
         const auto& c = row["init_checks"];
@@ -206,7 +208,7 @@ Tables load_tables(const std::string& shared_dir) {
         if (!m3d.empty()) {
             t.mmdet3d = std::move(m3d);
             sources.push_back({"mmdet3d requirements and version gates",
-                               (facts / "mmcv.yaml").string() + " mmdet3d_version_checks (0.17.x-0.18.x)"});
+                               (facts / "mmcv.yaml").string() + " mmdet3d_version_checks (0.17.x-0.18.x, 1.0.0rc0-rc6)"});
         }
     }
     if (fs::exists(facts / "python_libs.yaml")) {

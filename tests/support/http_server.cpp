@@ -123,10 +123,21 @@ HttpServer::HttpServer(std::string root_dir, int port)
             return record(res.status);
         }
         if (fault && fault->kind == Fault::retry_after) {
-            res.status = 429;
+            res.status = fault->status == 503 ? 503 : 429;
             res.set_header("Retry-After", std::to_string((fault->delay_ms + 999) / 1000));
             res.set_content("slow down\n", "text/plain");
-            return record(429);
+            return record(res.status);
+        }
+        if (fault && fault->kind == Fault::redirect_loop) {
+            res.status = 302;
+            res.set_header("Location", req.path);
+            return record(302);
+        }
+        if (fault && fault->kind == Fault::html_body) {
+            res.status = 200;
+            res.set_content("<!DOCTYPE html>\n<html><body><form>Please sign in to use this network</form></body></html>\n",
+                            "text/html");
+            return record(200);
         }
 
         std::string rel = req.path;

@@ -22,7 +22,10 @@
 // normally again (a fault with count < 0 never wears off):
 //   reset_mid_body  sends the headers and half the body, then resets the TCP connection (RST)
 //   status_then_ok  answers `status` (default 500) with a short body
-//   retry_after     answers 429 with "Retry-After: <delay_ms/1000 rounded up>" seconds
+//   retry_after     answers 429 (or `status` when it is 503) with "Retry-After: <delay_ms/1000
+//                   rounded up>" seconds
+//   redirect_loop   answers 302 with Location: the same path, so a client that follows goes round
+//   html_body       answers 200, text/html, a login page: what a captive portal or proxy sends
 //   truncated       declares the full Content-Length, sends half the body, closes cleanly
 //   wrong_length    declares Content-Length = real size + 100, sends the real body, closes
 //   slow            sends the body in 1 KiB pieces with delay_ms between them
@@ -40,7 +43,7 @@ namespace httplib { class Server; }
 namespace envlock::test {
 
 struct Fault {
-    enum Kind { reset_mid_body, status_then_ok, truncated, wrong_length, slow, retry_after };
+    enum Kind { reset_mid_body, status_then_ok, truncated, wrong_length, slow, retry_after, redirect_loop, html_body };
     Kind kind = status_then_ok;
     int count = 1;       // how many requests it applies to; < 0 for all of them
     int status = 500;    // status_then_ok only

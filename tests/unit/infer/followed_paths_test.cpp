@@ -95,6 +95,31 @@ TEST_CASE("an ops folder's setup script is followed into each op it builds") {
     CHECK(where(roi->from) == "setup.sh:4");
 }
 
+TEST_CASE("a script that finds its own folder (dirname of BASH_SOURCE or $0) builds the ops under it") {
+    FixtureRepo repo("posetrack");
+    repo.write("README.md", "## Build\n\n```bash\nbash tools/build_ops.sh\n```\n");
+    repo.write("tools/build_ops.sh",
+               "#!/bin/bash\nHERE=$( cd -- \"$( dirname -- \"${BASH_SOURCE[0]}\" )\" &> /dev/null && pwd )\n"
+               "cd /tmp\ncd ${HERE}/raster && python -m pip install -e .\n"
+               "TOOLS=$(dirname \"$0\")\ncd $TOOLS/grid\npython setup.py install\n");
+    for (const char* op : {"raster", "grid"}) {
+        std::string dir = std::string("tools/") + op;
+        repo.write(dir + "/setup.py",
+                   "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                   "setup(name='" + std::string(op) + "_ext', ext_modules=[CUDAExtension('" + op + "_ext', ['k.cu'])],\n"
+                   "      cmdclass={'build_ext': BuildExtension})\n");
+        repo.write(dir + "/k.cu", "// kernel\n");
+    }
+    auto spec = repo.infer();
+    auto* raster = find_extension(spec, "tools/raster");
+    auto* grid = find_extension(spec, "tools/grid");
+    REQUIRE(raster);
+    REQUIRE(grid);
+    CHECK(where(raster->from) == "tools/build_ops.sh:4");   // the doc's own step, not a scan
+    CHECK(raster->build == "pip install -e .");
+    CHECK(where(grid->from) == "tools/build_ops.sh:7");
+}
+
 TEST_CASE("a placeholder for the checkout in a cd path is the checkout") {
     FixtureRepo repo("placeholders");
     repo.write("docs/INSTALL.md", "```bash\ncd ROOT_DIR/lib/ops/iou\npython setup.py build_ext --inplace\n```\n");

@@ -134,14 +134,24 @@ TEST_CASE("a step under an 'Optional' heading stays out even when a paragraph si
     CHECK(find_note(spec, "optional", "MinkowskiEngine"));
 }
 
-TEST_CASE("placeholders (spconv-cuxxx, <CUDA_VERSION>) are choices to make, not requirements as written") {
+TEST_CASE("CUDA-variant placeholders (spconv-cuxxx, cumm-cu<CUDA_VERSION>) are choices the solver makes, not names as written") {
     FixtureRepo repo("ph");
-    repo.write("README.md", "```bash\npip install spconv-cuxxx\npip install cumm-cu<CUDA_VERSION>\npip install pkbar\n```\n");
+    repo.write("README.md", "```bash\npip install spconv-cuxxx\npip install cumm-cu<CUDA_VERSION>\npip install pkbar\n"
+                            "pip install cupy-cuda11x\npip install ./<YOUR_FORK>\n```\n");
     Spec spec = repo.infer();
-    CHECK_FALSE(find_requirement(spec, "spconv-cuxxx"));
-    CHECK(find_note(spec, "template", "spconv-cuxxx"));
-    CHECK(find_note(spec, "template", "<CUDA_VERSION>"));
+    // Each stands for the projects that fill it (spconv-cu102, spconv-cu111 …): resolve picks one.
+    auto* spconv = find_requirement(spec, "spconv-cuxxx");
+    REQUIRE(spconv);
+    CHECK(spconv->ecosystem == "pypi");
+    CHECK(where(spconv->from) == "README.md:2");
+    auto* cumm = find_requirement(spec, "cumm-cuxxx");
+    REQUIRE(cumm);
+    CHECK(where(cumm->from) == "README.md:3");
     CHECK(find_requirement(spec, "pkbar"));
+    // cupy-cuda11x is a real project (CuPy's wheel for every CUDA 11.x), taken as written.
+    CHECK(find_requirement(spec, "cupy-cuda11x"));
+    // A slot that is no CUDA variant stays a note for the reader.
+    CHECK(find_note(spec, "template", "<YOUR_FORK>"));
 }
 
 TEST_CASE("mim install is pip with OpenMMLab's wheel index for the torch and CUDA the solver picks") {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "tests/unit/resolve/resolve_fixture.hpp"
 
@@ -202,15 +203,15 @@ TEST_CASE("channel::package searches that channel too, though the spec does not 
 }
 
 // Every built-in recipe resolves on the demo mirror for the README's RTX 3090 (driver 470) and
-// an RTX 4090 (driver 525), and its lock passes `check`. EchoFusion is not in the list yet: its
-// `-c pytorch -c conda-forge` puts conda-forge's jpeg 9e above defaults' 9b, which torchvision
-// 0.10.1 needs (jpeg <=9b); under strict channel priority that is unsatisfiable (see the
-// status note: conda's own default is flexible priority, a solve-side decision).
+// an RTX 4090 (driver 525), and its lock passes `check`. EchoFusion's `-c pytorch -c conda-forge`
+// puts conda-forge's jpeg 9e above defaults' 9b, which torchvision 0.10.1 needs (jpeg <=9b): it
+// resolves under the flexible channel priority its documented `conda install` ran with (conda's
+// default), which the recipe says. Nothing the product writes or prints cites ../shared.
 TEST_CASE("every built-in recipe resolves on the demo mirror for an RTX 3090 and an RTX 4090, and passes check") {
     const std::vector<std::pair<std::string, std::string>> machines = {
         {"3090", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4")},
         {"4090", target_yaml("NVIDIA GeForce RTX 4090", "sm_89", "525.60.13", "12.0")}};
-    for (std::string recipe : {"BEVFormer", "Mask2Former", "mmdetection3d", "Deformable-DETR", "detectron2"}) {
+    for (std::string recipe : {"BEVFormer", "Mask2Former", "mmdetection3d", "Deformable-DETR", "detectron2", "EchoFusion"}) {
         for (const auto& [tag, target] : machines) {
             CAPTURE(recipe);
             CAPTURE(tag);
@@ -218,9 +219,16 @@ TEST_CASE("every built-in recipe resolves on the demo mirror for an RTX 3090 and
             write_file(dir / "target.yaml", target);
             auto run = resolve_with({recipe, "-o", (dir / "envlock.yaml").string(), "--target", (dir / "target.yaml").string()}, dir);
             CHECK_MESSAGE(run.exit_code == 0, run.err);
+            CHECK(run.out.find("shared/") == std::string::npos);
+            CHECK(run.err.find("shared/") == std::string::npos);
             if (run.exit_code != 0) continue;
+            CHECK(read_file(dir / "envlock.yaml").find("shared/") == std::string::npos);
             auto check = run_envlock({"check", (dir / "envlock.yaml").string()});
             CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
+            if (recipe == "EchoFusion") {
+                CHECK(check.out.find("channel priority flexible") != std::string::npos);
+                CHECK(locked_version(read_file(dir / "envlock.yaml"), "jpeg") == "9b");
+            }
         }
     }
 }
@@ -335,4 +343,100 @@ TEST_CASE("an sdist whose PKG-INFO lists no Requires-Dist brings the requirement
     }
     CHECK(lock.find("depends-unknown") == std::string::npos);
     CHECK(r.run.err.find("sdist without core metadata") == std::string::npos);
+}
+
+namespace {
+
+// A git repository at `dir` with one commit tagged `tag` holding `files` (git on PATH, as the
+// demo mirror's own repositories need).
+void make_git_repo(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& files, const std::string& tag) {
+    for (const auto& [path, text] : files) write_file(dir / path, text);
+    std::string d = dir.string();
+    std::string cmd = "git -C '" + d + "' init -q && git -C '" + d + "' add -A && git -C '" + d +
+                      "' -c user.name=envlock -c user.email=envlock@localhost commit -q -m init && git -C '" + d + "' tag " + tag;
+    REQUIRE(std::system(cmd.c_str()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("git sources whose requirements stay unknown are marked per package in the lock, and resolve warns once naming them") {
+    // install_requires computed at run time from a file no static reading follows (Deliver 3).
+    const std::string dynamic = "from setuptools import setup\n\ndef reqs():\n    return open('deps.in').read().split()\n\n"
+                                "setup(name='{NAME}', version='{VERSION}', install_requires=reqs())\n";
+    fs::path dir = temp_dir("depsunknown");
+    std::vector<std::string> mirrors;
+    for (auto [name, version] : {std::pair<std::string, std::string>{"dynreq", "0.1"}, {"dynother", "0.2"}}) {
+        std::string setup = dynamic;
+        setup.replace(setup.find("{NAME}"), 6, name);
+        setup.replace(setup.find("{VERSION}"), 9, version);
+        make_git_repo(dir / "git" / name, {{"setup.py", setup}, {"deps.in", "numpy\n"}}, "v" + version);
+        mirrors.insert(mirrors.end(), {"--mirror", "https://github.com/envlock-test/" + name + "=" + (dir / "git" / name).string()});
+    }
+    auto r = resolve_spec_text("depsunknown", std::string(kPy38) +
+                                                  "  sources:\n"
+                                                  "    - {name: dynreq, git: https://github.com/envlock-test/dynreq, rev: v0.1}\n"
+                                                  "    - {name: dynother, git: https://github.com/envlock-test/dynother, rev: v0.2}\n",
+                               mirrors);
+    REQUIRE_MESSAGE(r.run.exit_code == 0, r.run.err);
+    std::string lock = r.lock();
+    for (const char* name : {"dynreq", "dynother"}) {
+        CAPTURE(name);
+        auto at = lock.find("    name: \"" + std::string(name) + "\"\n");
+        REQUIRE(at != std::string::npos);
+        auto end = lock.find("\n  - ", at);
+        auto flag = lock.find("    depends-unknown: true", at);
+        CHECK((flag != std::string::npos && flag < end));
+    }
+    CHECK(lock.find("    name: \"python\"\n") != std::string::npos);
+    // One warning line naming both, not one per package or per target.
+    auto first = r.run.err.find("requirements unknown for ");
+    REQUIRE(first != std::string::npos);
+    CHECK(r.run.err.find("requirements unknown for ", first + 1) == std::string::npos);
+    std::string line = r.run.err.substr(first, r.run.err.find('\n', first) - first);
+    CHECK(line.find("dynreq 0.1") != std::string::npos);
+    CHECK(line.find("dynother 0.2") != std::string::npos);
+    auto check = run_envlock({"check", (r.dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
+}
+
+// --- placeholders (item 5) -------------------------------------------------------------------
+
+TEST_CASE("spconv-cuxxx is a choice the solver makes: the spconv build for the CUDA of the torch it locks, never the literal name") {
+    const std::string body = "  python: \"3.8\"\n  find-links: [https://download.pytorch.org/whl/torch_stable.html]\n"
+                             "  requirements:\n    - {conda: python=3.8}\n    - {pypi: TORCH, from: README.md:3}\n"
+                             "    - {pypi: spconv-cuxxx, from: README.md:4}\n";
+    auto spec = [&](const std::string& torch) {
+        std::string b = body;
+        b.replace(b.find("TORCH"), 5, torch);
+        return b;
+    };
+    // RTX 3090 (sm_86): torch 1.9.1's cu111 build, so spconv-cu111.
+    auto ampere = resolve_spec_text("phampere", spec("torch==1.9.1"));
+    REQUIRE_MESSAGE(ampere.run.exit_code == 0, ampere.run.err);
+    std::string lock = ampere.lock();
+    CHECK(locked_version(lock, "torch") == "1.9.1+cu111");
+    CHECK(locked_version(lock, "spconv-cu111") == "2.1.21");
+    CHECK(locked_version(lock, "cumm-cu111") == "0.2.9");
+    CHECK(lock.find("name: \"spconv-cu102\"") == std::string::npos);
+    CHECK(lock.find("name: \"spconv-cu113\"") == std::string::npos);
+    CHECK(lock.find("name: \"spconv-cuxxx\"") == std::string::npos);
+    auto check = run_envlock({"check", (ampere.dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
+
+    // A driver that runs CUDA 10.2 at most: torch 1.9.1's cu102 build, so spconv-cu102.
+    Run pascal;
+    pascal.dir = temp_dir("phpascal");
+    write_file(pascal.dir / "spec.yaml", "spec:\n  name: input\n" + spec("torch==1.9.1"));
+    write_file(pascal.dir / "target.yaml", target_yaml("NVIDIA GeForce GTX 1080 Ti", "sm_61", "440.33.01", "10.2"));
+    pascal.run = resolve_replacing({(pascal.dir / "spec.yaml").string(), "--target", (pascal.dir / "target.yaml").string()}, pascal.dir, {});
+    REQUIRE_MESSAGE(pascal.run.exit_code == 0, pascal.run.err);
+    CHECK(locked_version(pascal.lock(), "spconv-cu102") == "2.1.21");
+    CHECK(pascal.lock().find("name: \"spconv-cu111\"") == std::string::npos);
+}
+
+TEST_CASE("a placeholder no index can fill is exit 1 naming it and its line") {
+    auto r = resolve_spec_text("phnone", std::string(kPy38) + "    - {pypi: nosuchproj-cuxxx, from: README.md:7}\n");
+    CHECK(r.run.exit_code == 1);
+    CHECK(r.run.err.find("README.md:7: nosuchproj-cuxxx") != std::string::npos);
+    CHECK_FALSE(r.wrote());
 }

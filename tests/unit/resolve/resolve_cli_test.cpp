@@ -78,6 +78,8 @@ TEST_CASE("BEVFormer on an H100 is unsatisfiable, and says that torch 1.9.1 has 
     CHECK(r.run.err.find("sm_86 and no PTX") != std::string::npos);
     CHECK(r.run.err.find("sm_90") != std::string::npos);
     CHECK(r.run.err.find("What would help") != std::string::npos);
+    // Provenance is the paper repo's file or an upstream URL, never the developers' ../shared.
+    CHECK(r.run.err.find("shared/") == std::string::npos);
 }
 
 TEST_CASE("a Mask2Former-like spec allowing torch>=1.9 on an H100 gets a build with sm_90, its nvcc and a gcc it accepts") {

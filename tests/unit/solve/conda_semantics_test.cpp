@@ -55,6 +55,17 @@ std::string locked_build(const std::string& lock, const std::string& name) {
     return lock.substr(at, lock.find('"', at) - at);
 }
 
+// A `key: "value"` field of a locked package, as text ("" when the package or field is absent).
+std::string locked_field(const std::string& lock, const std::string& name, const std::string& key) {
+    auto at = lock.find("    name: \"" + name + "\"\n");
+    if (at == std::string::npos) return "";
+    auto end = lock.find("\n  - ", at);
+    auto field = lock.find("    " + key + ": \"", at);
+    if (field == std::string::npos || field > end) return "";
+    field += key.size() + 7;
+    return lock.substr(field, lock.find('"', field) - field);
+}
+
 size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace
@@ -100,7 +111,54 @@ TEST_CASE("strict channel priority: python only from the first channel that has 
         CHECK(o.lock.empty());
         CHECK(o.run.err.find("masked by strict channel priority") != std::string::npos);
         CHECK(o.run.err.find(snapshot_channels().url("mamba-numpy")) != std::string::npos);
+        CHECK(o.run.err.find("--channel-priority flexible") != std::string::npos);
     }
+}
+
+// conda's docs, "Managing channels": by default (channel_priority: flexible, conda/base/context.py)
+// a higher channel's package is preferred over any version from a lower one, yet a lower channel
+// still supplies what the higher cannot; `disabled` ranks by version first, channel order
+// breaking ties. mamba-numpy has python 3.12.1 and openssl 3.2.1; conda-forge-py39 has python
+// 3.9.x and openssl up to 3.3.0.
+TEST_CASE("flexible channel priority: python=3.9 comes from the lower channel that has it; openssl 3.2.1 from the higher beats 3.3.0 below") {
+    auto o = resolve_conda("flexible", {"mamba-numpy", "conda-forge-py39"}, {"python=3.9"}, {"--channel-priority", "flexible"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(locked_version(o.lock, "python").rfind("3.9.", 0) == 0);
+    CHECK(locked_field(o.lock, "python", "channel") == snapshot_channels().url("conda-forge-py39"));
+    CHECK(locked_version(o.lock, "openssl") == "3.2.1");
+    CHECK(locked_field(o.lock, "openssl", "channel") == snapshot_channels().url("mamba-numpy"));
+    // Remembered in the spec, so a re-resolve and `check` see it; check says which it was.
+    CHECK(o.lock.find("  channel-priority: flexible\n") != std::string::npos);
+    auto check = run_envlock({"check", (o.dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
+    CHECK(check.out.find("channel priority flexible") != std::string::npos);
+    auto again = run_envlock({"resolve", (o.dir / "envlock.yaml").string(), "--cache-dir", (o.dir / "cache").string()});
+    CHECK_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(read_file(o.dir / "envlock.yaml") == o.lock);
+}
+
+TEST_CASE("disabled channel priority: the newest version wins whatever its channel (openssl 3.3.0 from the lower channel)") {
+    auto o = resolve_conda("disabled", {"mamba-numpy", "conda-forge-py39"}, {"python=3.9"}, {"--channel-priority", "disabled"});
+    REQUIRE_MESSAGE(o.run.exit_code == 0, o.run.err);
+    CHECK(locked_version(o.lock, "openssl") == "3.3.0");
+    CHECK(locked_field(o.lock, "openssl", "channel") == snapshot_channels().url("conda-forge-py39"));
+    auto check = run_envlock({"check", (o.dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
+}
+
+TEST_CASE("channel priority other than strict, flexible or disabled is bad input: as a flag, and in a spec with its line") {
+    auto flag = resolve_conda("prioflag", {"conda-forge-py39"}, {"python=3.9"}, {"--channel-priority", "sometimes"});
+    CHECK(flag.run.exit_code == 2);
+    CHECK(flag.run.err.find("--channel-priority") != std::string::npos);
+    fs::path dir = temp_dir("priospec");
+    write_file(dir / "spec.yaml", "spec:\n  name: x\n  channels: [" + snapshot_channels().url("conda-forge-py39") +
+                                      "]\n  channel-priority: sometimes\n  requirements: [{conda: python=3.9}]\n");
+    write_file(dir / "target.yaml", kRtx3090);
+    auto spec = run_envlock({"resolve", (dir / "spec.yaml").string(), "--target", (dir / "target.yaml").string(), "--cache-dir",
+                             (dir / "cache").string()});
+    CHECK(spec.exit_code == 2);
+    CHECK(spec.err.find("spec.yaml:4: spec.channel-priority: expected strict, flexible or disabled") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "envlock.yaml"));
 }
 
 TEST_CASE("md5-only records (conda's 2013 index has no sha256): the lock carries md5, `check` accepts it, a re-resolve gives the same bytes") {

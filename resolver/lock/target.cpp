@@ -1,0 +1,45 @@
+#include "resolver/lock/target.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace envlock {
+namespace {
+
+// The x86-64 feature levels prebuilt binaries are compiled for (the psABI's x86-64-v2, v3 and
+// v4 are told apart by these) and the ones torch's CPU dispatch selects kernels by
+// (aten/src/ATen/native/DispatchStub.cpp: DEFAULT, AVX2, AVX512).
+bool binary_feature_flag(const std::string& flag) {
+    static const char* const kept[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "asimd", "sve"};
+    return std::find_if(std::begin(kept), std::end(kept), [&](const char* k) { return flag == k; }) != std::end(kept);
+}
+
+}  // namespace
+
+Target locked_facts(Target t) {
+    t.kernel.clear();
+    t.cpu_model.clear();
+    t.cores = 0;
+    t.memory_bytes = 0;
+    t.cpu_flags.erase(std::remove_if(t.cpu_flags.begin(), t.cpu_flags.end(), [](const std::string& f) { return !binary_feature_flag(f); }),
+                      t.cpu_flags.end());
+    std::sort(t.cpu_flags.begin(), t.cpu_flags.end());
+    t.cpu_flags.erase(std::unique(t.cpu_flags.begin(), t.cpu_flags.end()), t.cpu_flags.end());
+    std::stable_sort(t.gpus.begin(), t.gpus.end(), [](const Gpu& a, const Gpu& b) {
+        return std::tie(a.sm_major, a.sm_minor, a.name) < std::tie(b.sm_major, b.sm_minor, b.name);
+    });
+    for (auto& c : t.compilers) c.path.clear();
+    auto compiler_key = [](const HostCompiler& c) { return std::tie(c.kind, c.version); };
+    std::sort(t.compilers.begin(), t.compilers.end(), [&](const HostCompiler& a, const HostCompiler& b) { return compiler_key(a) < compiler_key(b); });
+    t.compilers.erase(std::unique(t.compilers.begin(), t.compilers.end(),
+                                  [&](const HostCompiler& a, const HostCompiler& b) { return compiler_key(a) == compiler_key(b); }),
+                      t.compilers.end());
+    std::stable_sort(t.toolkits.begin(), t.toolkits.end(), [](const CudaToolkit& a, const CudaToolkit& b) {
+        return std::tie(a.version, a.path) < std::tie(b.version, b.path);
+    });
+    std::sort(t.given.begin(), t.given.end());
+    t.given.erase(std::unique(t.given.begin(), t.given.end()), t.given.end());
+    return t;
+}
+
+}  // namespace envlock
