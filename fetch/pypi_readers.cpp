@@ -278,7 +278,7 @@ IndexRecords parse_simple_json(std::string_view json, std::string_view page_url,
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(json);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {   // parse_error, and out_of_range for "9e415"
         throw InputError(where + ": malformed PEP 691 project page: " + e.what());
     }
     if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_array())

@@ -19,17 +19,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path work_dir() {
-    static fs::path dir = [] {
+// Never destroyed: the exit handler that removes it runs after static destructors would have.
+const fs::path& work_dir() {
+    static const fs::path* dir = [] {
         std::string tmpl = (fs::temp_directory_path() / "envlock-fuzz-extract-XXXXXX").string();
         if (!mkdtemp(tmpl.data())) std::abort();
+        auto* p = new fs::path(tmpl);
         std::atexit([] {
             std::error_code ec;
-            fs::remove_all(work_dir(), ec);
+            fs::remove_all(*dir, ec);
         });
-        return fs::path(tmpl);
+        return p;
     }();
-    return dir;
+    return *dir;
 }
 
 void unpack(const fs::path& archive, bool as_conda_package) {

@@ -260,6 +260,8 @@ struct Reader {
 
     std::string string(const YAML::Node& n, const std::string& path) const {
         if (!n.IsScalar()) fail(n, path, "expected a string");
+        // yaml-cpp decodes the escapes "\_", "\N", "\L", "\P" to single bytes, not UTF-8.
+        if (utf8::invalid_at(n.Scalar())) fail(n, path, "expected UTF-8 text (an escape such as \"\\_\" decodes to a lone byte)");
         return n.Scalar();
     }
 

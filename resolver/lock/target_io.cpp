@@ -31,6 +31,8 @@ struct Reader {
             fail(n, key + ": expected a value, got null");
         }
         if (!n.IsScalar()) fail(n, key + ": expected a string");
+        // yaml-cpp decodes the escapes "\_", "\N", "\L", "\P" to single bytes, not UTF-8.
+        if (utf8::invalid_at(n.Scalar())) fail(n, key + ": expected UTF-8 text (an escape such as \"\\_\" decodes to a lone byte)");
         return n.Scalar();
     }
     std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {

@@ -34,6 +34,17 @@ std::optional<std::size_t> invalid_at(std::string_view text) {
     return std::nullopt;
 }
 
+std::string valid(std::string_view text) {
+    std::string out;
+    while (auto bad = invalid_at(text)) {
+        out.append(text.substr(0, *bad));
+        out.append("\xEF\xBF\xBD");
+        text.remove_prefix(*bad + 1);
+    }
+    out.append(text);
+    return out;
+}
+
 void require(std::string_view text, std::string_view file) {
     auto bad = invalid_at(text);
     if (!bad) return;

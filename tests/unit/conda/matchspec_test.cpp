@@ -592,3 +592,13 @@ TEST_CASE("a legacy 'feature@' spec needs a feature name before '@'") {
     CHECK(m.extra.at("track_features") == "mkl");
     CHECK(MatchSpec::parse(m.str()).str() == m.str());
 }
+
+// Found by fuzz/matchspec (issue 20): a spec holding newlines, control characters and bytes
+// that are not UTF-8 parsed, and its canonical form did not read back the same. A spec is one
+// line of printable text.
+TEST_CASE("a MatchSpec with control characters or bytes that are not UTF-8 is refused") {
+    CHECK_THROWS_AS(MatchSpec::parse("p\x02 3"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("numpy\n>=1.19"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("numpy >=1.19,\xff"), envlock::InputError);
+    CHECK(MatchSpec::parse("numpy\t>=1.19").name == "numpy");
+}

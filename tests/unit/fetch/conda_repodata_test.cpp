@@ -251,3 +251,18 @@ TEST_CASE("the sparse reader refuses a record that is not well-formed JSON") {
     CHECK_THROWS_AS(parse_repodata(json, source), InputError);
     CHECK_THROWS_AS(records_of(index_repodata(json, 0, source), {"a", "c"}), InputError);
 }
+
+// Found by fuzz/repodata (issue 20): a flat {filename: record} index whose file name key holds
+// a JSON escape ("b\u002d2-0.tar.bz2") was read unescaped by the sparse reader but with the
+// raw escape by the full reader, so the two gave different URLs for one record.
+TEST_CASE("a flat index's escaped file name reads the same in the full and the sparse reader") {
+    std::string json = R"({"b\u002d2-0.tar.bz2": {"name": "b", "version": "2", "build": "0"}})";
+    RepodataSource source{"https://c/x", "linux-64", "index.json"};
+    auto full = parse_repodata(json, source);
+    REQUIRE(full.size() == 1);
+    CHECK(full[0].filename == "b-2-0.tar.bz2");
+    CHECK(full[0].url == "https://c/x/linux-64/b-2-0.tar.bz2");
+    auto sparse = records_of(index_repodata(json, 0, source), {"b"});
+    REQUIRE(sparse.size() == 1);
+    CHECK(sparse[0].url == full[0].url);
+}

@@ -192,3 +192,11 @@ TEST_CASE("an sdist whose name/version split names another project is not this p
     REQUIRE(dashed.has_value());
     CHECK(dashed->version == "1.7.0");
 }
+
+// Found by fuzz/pypi_json (issue 20): a number too large for a double ("9e415") made the JSON
+// parser throw out_of_range, which escaped as an internal error; it is malformed input.
+TEST_CASE("a PEP 691 or JSON API page with a number out of range is malformed input") {
+    CHECK_THROWS_AS(parse_simple_json(R"({"files": [], "x": 9e415})", "https://pypi.example/simple/torch/"), InputError);
+    CHECK_THROWS_AS(parse_pypi_json(R"({"info": {}, "releases": {}, "x": 9e415})", "https://pypi.example/pypi/torch/json"),
+                    InputError);
+}

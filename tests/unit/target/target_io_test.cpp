@@ -88,3 +88,16 @@ TEST_CASE("a target file that is not UTF-8 is refused with its line and column")
         CHECK(std::string(e.what()) == "t.yaml:2: expected UTF-8 text, found byte 0xFF at column 14");
     }
 }
+
+// Found by fuzz/target (issue 20): yaml-cpp decodes the YAML escape "\_" (U+00A0) to the lone
+// byte 0xA0, so a UTF-8 file still gave a value that is not UTF-8, and writing the target as
+// JSON failed with an internal error. Values are checked after decoding.
+TEST_CASE("a target value whose YAML escape decodes to a byte that is not UTF-8 is refused") {
+    try {
+        envlock::target_from_text("platform: linux-64\ncpu-flags: [\"a\\_b\"]\n", "t.yaml");
+        FAIL("expected an InputError");
+    } catch (const envlock::InputError& e) {
+        CHECK(std::string(e.what()).rfind("t.yaml:2", 0) == 0);
+        CHECK(std::string(e.what()).find("expected UTF-8 text") != std::string::npos);
+    }
+}
