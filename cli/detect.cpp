@@ -32,7 +32,7 @@ void add_detect(CLI::App& app, int& exit_code) {
     cmd->add_option("--knowledge", opts->knowledge_files, "Extra knowledge file (YAML), overriding built-in rows; repeatable")->allow_extra_args(false);
     cmd->callback([opts, &exit_code] {
         knowledge::Knowledge k = knowledge::load(user_knowledge_files(opts->knowledge_files));
-        Target t = opts->target_file.empty() ? detect_target(DetectRoots::host(), k) : target_from_text(read_text_file(opts->target_file, "target file"), opts->target_file);
+        Target t = opts->target_file.empty() ? detect_target(DetectRoots::host(), k) : gpus_by_name(target_from_text(read_text_file(opts->target_file, "target file"), opts->target_file), k, opts->target_file);
         t = apply_overrides(std::move(t), overrides_of(opts->machine), k);
         if (opts->json) std::cout << target_to_json(t).dump(2) << "\n";
         else std::cout << target_to_yaml(t);

@@ -64,8 +64,8 @@ void inspect_gpu(const InspectOptions& o) {
     kb::Knowledge k = kb::load(user_knowledge_files(o.knowledge_files));
     auto cc = kb::gpu_compute_capability(k, o.query);
     if (!cc)
-        throw InputError("inspect gpu: unknown GPU '" + o.query + "'; the knowledge base knows " +
-                         std::to_string(k.gpus.size()) + " GPU names (give sm_XY, or add the GPU with --knowledge FILE)");
+        throw InputError("inspect gpu: " + kb::unknown_gpu_message(k, o.query) + " (the knowledge base knows " +
+                         std::to_string(k.gpus.size()) + " GPU names; give sm_XY, or add the GPU with --knowledge FILE)");
     int sm = cc->first * 10 + cc->second;
     const kb::GpuRow* row = kb::parse_sm(o.query) ? nullptr : kb::find_gpu(k, o.query);
     std::string first = first_nvcc_for(k, sm);

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
+#include "cli/output.hpp"
 #include "fetch/files.hpp"
 #include "fetch/settings.hpp"
 #include "install/install.hpp"
@@ -21,24 +22,16 @@ namespace fs = std::filesystem;
 struct InstallFlags {
     std::string lock, prefix, target, cache_dir, link_mode = "hardlink";
     std::vector<std::string> mirrors;
-    bool offline = false, repair = false, dry_run = false, quiet = false;
+    bool offline = false, repair = false, dry_run = false, quiet = false, compile = false;
     int jobs = 0;
 };
 
-std::string human_bytes(double b) {
-    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-    int u = 0;
-    while (b >= 1000 && u < 4) b /= 1000, ++u;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
-    return buf;
-}
 
 // Bytes, rate and ETA on one rewritten line on a terminal; one line per finished download
 // otherwise; nothing with --quiet.
-class Progress {
+class DownloadDisplay {
 public:
-    Progress(const Lock& lock, bool quiet) : lock_(lock), quiet_(quiet), tty_(::isatty(STDERR_FILENO)) {
+    DownloadDisplay(const Lock& lock, bool quiet) : lock_(lock), quiet_(quiet), tty_(::isatty(STDERR_FILENO)) {
         for (const auto& p : lock.packages)
             if (p.kind != Ecosystem::source) {
                 sizes_.push_back(p.size);
@@ -47,18 +40,22 @@ public:
         received_.assign(sizes_.size(), 0);
         done_.assign(sizes_.size(), false);
     }
-    ~Progress() { finish(); }
+    ~DownloadDisplay() { finish(); }
 
     void update(const install::FetchProgress& p) {
         if (quiet_ || p.index >= received_.size()) return;
         std::lock_guard g(m_);
         if (!started_) start_ = Clock::now(), started_ = true;
+        if (p.cached) {   // counted as done, left out of the bytes and the rate
+            if (!done_[p.index]) done_[p.index] = true, ++cached_;
+            return;
+        }
         received_[p.index] = p.received;
         if (p.total) sizes_[p.index] = p.total;
         if (p.done && !done_[p.index]) {
             done_[p.index] = true;
             ++finished_;
-            if (!tty_) std::cerr << "fetched " << names_[p.index] << " (" << human_bytes(double(p.received)) << ")\n";
+            if (!tty_ && !p.cached) std::cerr << "fetched " << names_[p.index] << " (" << human_bytes(p.received) << ")\n";
         }
         if (tty_ && (Clock::now() - last_ > std::chrono::milliseconds(100) || p.done)) draw();
     }
@@ -75,15 +72,16 @@ private:
         std::uint64_t got = 0, total = 0;
         size_t active = 0;
         for (size_t i = 0; i < received_.size(); ++i) {
-            if (!done_[i] && received_[i] == 0) continue;
+            if (received_[i] == 0) continue;   // not started, or cached
             got += received_[i];
             total += std::max(sizes_[i], received_[i]);
             ++active;
         }
         double secs = std::chrono::duration<double>(Clock::now() - start_).count();
         double rate = secs > 0 ? got / secs : 0;
-        std::string line = "fetching " + std::to_string(finished_) + "/" + std::to_string(active) + " packages, " +
-                           human_bytes(double(got)) + " of " + human_bytes(double(total)) + ", " + human_bytes(rate) + "/s";
+        std::string line = "fetching " + std::to_string(finished_) + "/" + std::to_string(active) + " packages (" +
+                           std::to_string(cached_) + " cached), " +
+                           human_bytes(got) + " of " + human_bytes(total) + ", " + human_bytes(static_cast<unsigned long long>(rate)) + "/s";
         if (rate > 0 && total > got) line += ", ETA " + std::to_string(int((total - got) / rate) + 1) + " s";
         std::cerr << "\r\033[K" << line << std::flush;
         drawn_ = true;
@@ -95,7 +93,7 @@ private:
     std::vector<std::uint64_t> sizes_, received_;
     std::vector<std::string> names_;
     std::vector<bool> done_;
-    size_t finished_ = 0;
+    size_t finished_ = 0, cached_ = 0;
     bool started_ = false, drawn_ = false;
     Clock::time_point start_, last_;
 };
@@ -117,7 +115,7 @@ void print_plan(const install::InstallPlan& plan, bool dry_run) {
     }
     std::cout << (dry_run ? "would install " : "installed ") << plan.add.size() << ", remove " << plan.remove.size()
               << ", keep " << plan.keep << " packages";
-    if (dry_run && bytes) std::cout << " (" << human_bytes(double(bytes)) << " to fetch unless cached)";
+    if (dry_run && bytes) std::cout << " (" << human_bytes(bytes) << " to fetch unless cached)";
     std::cout << "\n";
 }
 
@@ -136,8 +134,9 @@ void add_install(CLI::App& app, int& exit_code) {
     cmd->add_option("--link-mode", f->link_mode, "hardlink (default; copies across filesystems), copy or symlink");
     cmd->add_option("--cache-dir", f->cache_dir, "cache folder (default $XDG_CACHE_HOME/envlock; packages in pkgs/)");
     cmd->add_option("--mirror", f->mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
-    cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors");
-    cmd->callback([f, &exit_code] {
+    cmd->add_flag("--compile", f->compile, "write bytecode (__pycache__/*.pyc) for the wheels' .py files, as pip does by default");
+    cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors (no progress, no per-package lines)");
+    cmd->callback([cmd, f, &exit_code] {
         std::string path = lock_path(f->lock);
         Lock lock = read_lock(read_text_file(path, "lock"), path);
         std::string target = f->target;
@@ -160,9 +159,11 @@ void add_install(CLI::App& app, int& exit_code) {
         o.repair = f->repair;
         o.dry_run = f->dry_run;
         o.command = "envlock install " + path + " --prefix " + o.prefix.string() + (f->repair ? " --repair" : "");
-        install::use_default_installers(o);
-        Progress progress(lock, f->quiet);
-        const bool quiet = f->quiet;
+        install::PythonStepOptions python;
+        python.compile = f->compile;
+        install::use_default_installers(o, python);
+        const bool quiet = f->quiet || output_of(*cmd).quiet;   // `envlock -q install` too
+        DownloadDisplay progress(lock, quiet);
         o.say = [&progress, quiet](const std::string& line) {
             if (quiet && line.rfind("warning:", 0) != 0) return;
             progress.finish();

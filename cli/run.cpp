@@ -4,6 +4,7 @@
 #include "cli/env_prefix.hpp"
 #include "cli/output.hpp"
 #include "install/run_env.hpp"
+#include "install/transaction.hpp"
 
 namespace envlock::cli {
 
@@ -21,6 +22,15 @@ void add_env_flags(CLI::App* cmd, EnvFlags& f) {
 
 install::RunEnvironment environment_for(const EnvFlags& f, const Output& out) {
     EnvChoice c = choose_env(f.prefix, f.lock, f.target);
+    // Never a half-installed prefix: wait for a running install, recover an interrupted one.
+    std::string recovered = install::settle_prefix(c.prefix, [&](const std::string& who) {
+        std::cerr << "envlock: waiting for another envlock to finish with " << c.prefix
+                  << (who.empty() ? "" : " (" + who + ")") << "\n";
+    });
+    if (!recovered.empty()) {
+        if (!out.quiet) std::cerr << "envlock: " << recovered << "\n";
+        c = choose_env(f.prefix, f.lock, f.target);   // its kept lock as it is now
+    }
     auto env = install::run_environment(c.prefix, c.lock ? &*c.lock : nullptr, install::current_environment());
     if (!out.quiet)
         for (const auto& n : env.notes) std::cerr << "envlock: note: " << n << "\n";

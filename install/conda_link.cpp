@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <limits>
+#include <set>
 
 #include "fetch/url.hpp"
 #include "install/conda_package.hpp"
@@ -106,17 +107,35 @@ PythonInfo conda_python_info(const LockedPackage& python, const CacheEntry& cach
     return info;
 }
 
-std::size_t max_prefix_length(const CacheEntry& cached) {
+std::size_t max_prefix_length(const CondaPackageInfo& info) {
     std::size_t limit = std::numeric_limits<std::size_t>::max();
-    for (const auto& p : read_conda_package(cached.tree()).paths)
+    for (const auto& p : info.paths)
         if (!p.placeholder.empty() && p.file_mode == FileMode::binary) limit = std::min(limit, p.placeholder.size());
     return limit;
 }
 
+std::size_t max_prefix_length(const CacheEntry& cached) { return max_prefix_length(read_conda_package(cached.tree())); }
+
+std::vector<std::string> conda_package_paths(const CondaPackageInfo& info, const PythonInfo& python) {
+    const bool noarch_python = info.noarch == "python";
+    std::vector<std::string> out;
+    out.reserve(info.paths.size() + info.entry_points.size() + 1);
+    for (const auto& p : info.paths)
+        if (p.type != PathType::directory)
+            out.push_back(noarch_python ? relocate_noarch_python(p.path, python.site_packages) : p.path);
+    if (noarch_python)
+        for (const auto& text : info.entry_points) out.push_back("bin/" + parse_entry_point(text, info.name).command);
+    out.push_back("conda-meta/" + info.name + "-" + info.version + "-" + info.build + ".json");
+    return out;
+}
+
 InstalledPackage install_conda_package(const PackageContext& ctx) {
+    return install_conda_package(ctx, read_conda_package(ctx.cache->tree()));
+}
+
+InstalledPackage install_conda_package(const PackageContext& ctx, const CondaPackageInfo& info) {
     const LockedPackage& pkg = ctx.package;
     const fs::path tree = ctx.cache->tree();
-    CondaPackageInfo info = read_conda_package(tree);
     if (info.name != pkg.name || info.version != pkg.version || (!pkg.build.empty() && info.build != pkg.build))
         throw InputError(ctx.cache->filename + ": the package says it is " + info.name + " " + info.version + " " + info.build +
                          ", the lock says " + pkg.name + " " + pkg.version + " " + pkg.build);
@@ -135,7 +154,7 @@ InstalledPackage install_conda_package(const PackageContext& ctx) {
     rec.fn = ctx.cache->filename;
     rec.url = fetch::strip_userinfo(pkg.url);
     rec.sha256 = pkg.sha256;
-    rec.md5 = !pkg.md5.empty() ? pkg.md5 : md5_of_file(ctx.cache->archive());
+    rec.md5 = !pkg.md5.empty() ? pkg.md5 : archive_md5(*ctx.cache);
     std::error_code ec;
     rec.size = pkg.size ? pkg.size : fs::file_size(ctx.cache->archive(), ec);
     // The lock's depends reflect the index the solve saw (repodata patches); index.json may be older.
@@ -158,6 +177,17 @@ InstalledPackage install_conda_package(const PackageContext& ctx) {
     out.version = pkg.version;
     out.noarch = info.noarch;
 
+    {
+        // Every directory first, each once and parents first (a set sorts "a" before "a/b"):
+        // then each link below succeeds at its first try.
+        std::set<std::string> dirs;
+        for (const auto& p : info.paths) {
+            std::string rel = noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path;
+            auto slash = rel.rfind('/');
+            if (slash != std::string::npos && slash > 0) dirs.insert(rel.substr(0, slash));
+        }
+        for (const auto& d : dirs) make_directories(safe_join(ctx.stage, d));
+    }
     for (const auto& p : info.paths) {
         std::string rel = noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path;
         fs::path dest = safe_join(ctx.stage, rel);

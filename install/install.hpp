@@ -9,12 +9,13 @@
 #include "install/link.hpp"
 #include "install/package_cache.hpp"
 #include "install/prefix_record.hpp"
+#include "install/python_steps.hpp"
 #include "install/transaction.hpp"
 
 namespace envlock::install {
 
 // Fills the per-kind installers every envlock build has (wheels, venvs and sources, once
 // they are built in); conda packages are always installed by install_conda_package.
-void use_default_installers(InstallOptions& options);
+void use_default_installers(InstallOptions& options, const PythonStepOptions& python = {});
 
 }  // namespace envlock::install

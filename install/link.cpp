@@ -19,10 +19,23 @@ namespace fs = std::filesystem;
     throw EnvironmentError("cannot " + what + " " + p.string() + ": " + std::strerror(err));
 }
 
+// mkdir -p with one syscall per missing level (and one in all when only the last is missing):
+// std::filesystem::create_directories stats every component first.
+bool make_dirs(const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) return true;
+    if (errno != ENOENT) return false;
+    auto slash = dir.find_last_of('/');
+    if (slash == std::string::npos || slash == 0) return false;
+    if (!make_dirs(dir.substr(0, slash))) return false;
+    return ::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST;
+}
+
 void make_parent(const fs::path& p) {
-    std::error_code ec;
-    fs::create_directories(p.parent_path(), ec);
-    if (ec) throw EnvironmentError("cannot create " + p.parent_path().string() + ": " + ec.message());
+    const std::string dir = p.parent_path().string();
+    if (dir.empty() || make_dirs(dir)) return;
+    std::error_code ec;   // the slow path names the reason well (a file where a directory should be)
+    fs::create_directories(dir, ec);
+    if (ec) throw EnvironmentError("cannot create " + dir + ": " + ec.message());
 }
 
 void remove_existing(const fs::path& p) {
@@ -128,6 +141,8 @@ void write_new_file(const fs::path& path, std::string_view content, unsigned mod
     }
     ::fchmod(out.fd, mode);
 }
+
+void make_directories(const fs::path& dir) { make_parent(dir / "x"); }
 
 void make_symlink(const std::string& target, const fs::path& at) {
     make_parent(at);

@@ -29,6 +29,9 @@ void write_new_file(const std::filesystem::path& path, std::string_view content,
 // A symlink at `at` pointing to `target` (replacing what is there).
 void make_symlink(const std::string& target, const std::filesystem::path& at);
 
+// mkdir -p: one syscall per directory when its parent is there. EnvironmentError on failure.
+void make_directories(const std::filesystem::path& dir);
+
 std::string sha256_of_file(const std::filesystem::path& path);   // lowercase hex
 std::string read_whole_file(const std::filesystem::path& path);
 

@@ -20,6 +20,7 @@
 #include "install/extract.hpp"
 #include "install/file_lock.hpp"
 #include "install/link.hpp"
+#include "install/parallel.hpp"
 #include "install/signals.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -57,8 +58,12 @@ bool archive_matches(const CacheEntry& e) {
 
 void extract_entry(const CacheEntry& e) {
     fs::path tmp = e.dir / ("tree.tmp-" + unique_suffix());
-    if (is_conda(e)) extract_conda_package(e.archive(), tmp);
-    else extract_archive(e.archive(), tmp);
+    if (is_conda(e)) {
+        extract_conda_package(e.archive(), tmp);
+        archive_md5(e);   // while the archive is in the page cache; its conda-meta record needs it
+    } else {
+        extract_archive(e.archive(), tmp);
+    }
     std::error_code ec;
     fs::rename(tmp, e.tree(), ec);
     if (ec) {
@@ -66,29 +71,6 @@ void extract_entry(const CacheEntry& e) {
         fs::remove_all(tmp, ec);
         if (!fs::exists(e.tree())) throw EnvironmentError("cannot move " + tmp.string() + " into place: " + ec.message());
     }
-}
-
-// Runs `work(i)` for every i on up to `threads` threads; the first exception is rethrown.
-template <class F>
-void parallel_for(size_t n, int threads, F&& work) {
-    std::atomic<size_t> next{0};
-    std::exception_ptr first;
-    std::mutex m;
-    auto run = [&] {
-        for (size_t i; (i = next++) < n;) {
-            try {
-                work(i);
-            } catch (...) {
-                std::lock_guard g(m);
-                if (!first) first = std::current_exception();
-            }
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < std::min<int>(threads, static_cast<int>(n)); ++t) pool.emplace_back(run);
-    run();
-    for (auto& t : pool) t.join();
-    if (first) std::rethrow_exception(first);
 }
 
 // Fetches and extracts the entries (indexes into `all`) this process holds the locks of.
@@ -112,7 +94,7 @@ void fill(const std::vector<CacheEntry>& all, const std::vector<size_t>& mine, c
             downloads.push_back({e.url, e.archive().string(), e.sha256, e.md5});
             download_of.push_back(i);
         } else if (progress) {
-            progress({i, e.size, e.size, true});
+            progress({i, e.size, e.size, true, true});
         }
         if (extract) to_extract.push_back(i);
     }
@@ -227,7 +209,7 @@ void populate_cache(const std::vector<CacheEntry>& entries, const fetch::FetchCo
     std::map<fs::path, size_t> by_dir;
     for (size_t i = 0; i < entries.size(); ++i) {
         if (missing(entries[i])) by_dir.emplace(entries[i].dir, i);
-        else if (progress) progress({i, entries[i].size, entries[i].size, true});
+        else if (progress) progress({i, entries[i].size, entries[i].size, true, true});
     }
     if (by_dir.empty()) return;
     std::vector<FileLock> held;
@@ -253,7 +235,7 @@ void populate_cache(const std::vector<CacheEntry>& entries, const fetch::FetchCo
         lock += ".lock";
         held.emplace_back(lock, std::function<void(const std::string&)>());
         if (missing(entries[i])) rest.push_back(i);
-        else if (progress) progress({i, entries[i].size, entries[i].size, true});
+        else if (progress) progress({i, entries[i].size, entries[i].size, true, true});
     }
     fill(entries, rest, ctx, progress, extract);
 }
@@ -274,6 +256,26 @@ bool check_tree(const CacheEntry& e, bool full) {
         remove_tree(e.tree());
     }
     return ok;
+}
+
+std::string archive_md5(const CacheEntry& e) {
+    if (!e.md5.empty()) return e.md5;
+    const fs::path sidecar = e.dir / "md5";
+    std::error_code ec;
+    if (fs::file_size(sidecar, ec) == 32 && !ec) {
+        std::string known = read_whole_file(sidecar);
+        if (known.find_first_not_of("0123456789abcdef") == std::string::npos) return known;
+    }
+    std::string md5 = md5_of_file(e.archive());
+    // Best effort and not fsync'd: a torn sidecar fails the check above and is recomputed.
+    fs::path tmp = e.dir / ("md5.tmp-" + unique_suffix());
+    try {
+        write_new_file(tmp, md5, 0644);
+        fs::rename(tmp, sidecar, ec);
+    } catch (const Error&) {
+    }
+    fs::remove(tmp, ec);
+    return md5;
 }
 
 std::string md5_of_file(const fs::path& path) {

@@ -38,6 +38,7 @@ struct FetchProgress {
     std::size_t index = 0;          // into the entries given to populate_cache
     std::uint64_t received = 0, total = 0;   // total 0: not known yet
     bool done = false;
+    bool cached = false;            // it was already in the cache: nothing was downloaded
 };
 
 // Makes every entry's archive (and, with `extract`, its tree) present and verified:
@@ -56,5 +57,10 @@ bool check_tree(const CacheEntry& entry, bool full);
 
 // Hex digests of a file, for re-verifying a kept archive.
 std::string md5_of_file(const std::filesystem::path& path);
+
+// The archive's md5 (conda-meta records carry it even when the lock has only sha256): the
+// lock's when it has one, else <dir>/md5, written the first time it is needed, so a warm
+// install reads 32 bytes instead of hashing the archive again.
+std::string archive_md5(const CacheEntry& entry);
 
 }  // namespace envlock::install

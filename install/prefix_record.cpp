@@ -11,49 +11,147 @@ using nlohmann::json;
 
 std::string prefix_record_filename(const PrefixRecord& r) { return r.name + "-" + r.version + "-" + r.build + ".json"; }
 
-std::string prefix_record_json(const PrefixRecord& r) {
-    json j;   // std::map underneath: keys come out sorted
-    j["name"] = r.name;
-    j["version"] = r.version;
-    j["build"] = r.build;
-    j["build_number"] = r.build_number;
-    j["channel"] = r.channel;
-    j["subdir"] = r.subdir;
-    j["fn"] = r.fn;
-    j["url"] = r.url;
-    j["md5"] = r.md5;
-    j["sha256"] = r.sha256;
-    j["size"] = r.size;
-    j["depends"] = r.depends;
-    j["constrains"] = r.constrains;
-    j["license"] = r.license;
-    if (!r.noarch.empty()) j["noarch"] = r.noarch;
-    j["track_features"] = r.track_features;
-    if (!r.python_site_packages_path.empty()) j["python_site_packages_path"] = r.python_site_packages_path;
-    j["timestamp"] = r.timestamp;
-    j["files"] = r.files;
-    json paths = json::array();
-    for (const auto& p : r.paths) {
-        json e;
-        e["_path"] = p.path;
-        e["path_type"] = p.path_type;
-        if (!p.sha256.empty()) e["sha256"] = p.sha256;
-        if (!p.sha256_in_prefix.empty()) e["sha256_in_prefix"] = p.sha256_in_prefix;
-        e["size_in_bytes"] = p.size_in_bytes;
-        if (!p.prefix_placeholder.empty()) {
-            e["file_mode"] = p.file_mode;
-            e["prefix_placeholder"] = p.prefix_placeholder;
-        }
-        if (p.no_link) e["no_link"] = true;
-        paths.push_back(std::move(e));
+namespace {
+
+// JSON text as nlohmann's dump(2) writes it (sorted keys, two-space indent), written straight
+// into one string: a record has one entry per file, and building a json tree for each was
+// most of a warm install's user time.
+void put_string(std::string& out, const std::string& v) {
+    bool plain = std::all_of(v.begin(), v.end(), [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+    });
+    if (plain) {
+        out += '"';
+        out += v;
+        out += '"';
+    } else {
+        out += json(v).dump();   // escapes, and refuses invalid UTF-8, as before
     }
-    j["paths_data"] = {{"paths", std::move(paths)}, {"paths_version", 1}};
-    j["link"] = {{"source", r.link_source}, {"type", r.link_type}};
-    j["extracted_package_dir"] = r.link_source;
-    j["package_tarball_full_path"] = r.package_tarball_full_path;
-    j["requested_spec"] = r.requested_spec;
-    j["requested_specs"] = r.requested_spec.empty() ? json::array() : json::array({r.requested_spec});
-    return j.dump(2) + "\n";
+}
+
+void put_strings(std::string& out, const std::vector<std::string>& v, int indent) {
+    if (v.empty()) {
+        out += "[]";
+        return;
+    }
+    const std::string pad(indent + 2, ' ');
+    out += "[\n";
+    for (size_t i = 0; i < v.size(); ++i) {
+        out += pad;
+        put_string(out, v[i]);
+        out += i + 1 < v.size() ? ",\n" : "\n";
+    }
+    out.append(indent, ' ');
+    out += ']';
+}
+
+// An object's members, each already rendered at `indent`, written in sorted key order.
+void put_object(std::string& out, std::vector<std::pair<std::string, std::string>> members, int indent) {
+    if (members.empty()) {
+        out += "{}";
+        return;
+    }
+    std::sort(members.begin(), members.end());
+    const std::string pad(indent + 2, ' ');
+    out += "{\n";
+    for (size_t i = 0; i < members.size(); ++i) {
+        out += pad;
+        put_string(out, members[i].first);
+        out += ": ";
+        out += members[i].second;
+        out += i + 1 < members.size() ? ",\n" : "\n";
+    }
+    out.append(indent, ' ');
+    out += '}';
+}
+
+std::string rendered(const std::string& v) {
+    std::string out;
+    put_string(out, v);
+    return out;
+}
+
+std::string rendered(const std::vector<std::string>& v, int indent) {
+    std::string out;
+    put_strings(out, v, indent);
+    return out;
+}
+
+// One paths_data entry at indent 6; its keys in sorted order by hand (the hot loop).
+void put_path(std::string& out, const PrefixPath& p) {
+    const char* pad = "        ";
+    out += "      {\n";
+    auto field = [&](const char* key, const std::string& value, bool quoted, bool last) {
+        out += pad;
+        out += '"';
+        out += key;
+        out += "\": ";
+        if (quoted) put_string(out, value);
+        else out += value;
+        out += last ? "\n" : ",\n";
+    };
+    const bool placeholder = !p.prefix_placeholder.empty();
+    field("_path", p.path, true, false);
+    if (placeholder) field("file_mode", p.file_mode, true, false);
+    if (p.no_link) field("no_link", "true", false, false);
+    field("path_type", p.path_type, true, false);
+    if (placeholder) field("prefix_placeholder", p.prefix_placeholder, true, false);
+    if (!p.sha256.empty()) field("sha256", p.sha256, true, false);
+    if (!p.sha256_in_prefix.empty()) field("sha256_in_prefix", p.sha256_in_prefix, true, false);
+    field("size_in_bytes", std::to_string(p.size_in_bytes), false, true);
+    out += "      }";
+}
+
+}  // namespace
+
+std::string prefix_record_json(const PrefixRecord& r) {
+    std::string paths = "{\n    \"paths\": ";
+    if (r.paths.empty()) {
+        paths += "[]";
+    } else {
+        paths += "[\n";
+        for (size_t i = 0; i < r.paths.size(); ++i) {
+            put_path(paths, r.paths[i]);
+            paths += i + 1 < r.paths.size() ? ",\n" : "\n";
+        }
+        paths += "    ]";
+    }
+    paths += ",\n    \"paths_version\": 1\n  }";
+    std::string link;
+    put_object(link, {{"source", rendered(r.link_source)}, {"type", std::to_string(r.link_type)}}, 2);
+    std::vector<std::pair<std::string, std::string>> m = {
+        {"name", rendered(r.name)},
+        {"version", rendered(r.version)},
+        {"build", rendered(r.build)},
+        {"build_number", std::to_string(r.build_number)},
+        {"channel", rendered(r.channel)},
+        {"subdir", rendered(r.subdir)},
+        {"fn", rendered(r.fn)},
+        {"url", rendered(r.url)},
+        {"md5", rendered(r.md5)},
+        {"sha256", rendered(r.sha256)},
+        {"size", std::to_string(r.size)},
+        {"depends", rendered(r.depends, 2)},
+        {"constrains", rendered(r.constrains, 2)},
+        {"license", rendered(r.license)},
+        {"track_features", rendered(r.track_features)},
+        {"timestamp", std::to_string(r.timestamp)},
+        {"files", rendered(r.files, 2)},
+        {"paths_data", std::move(paths)},
+        {"link", std::move(link)},
+        {"extracted_package_dir", rendered(r.link_source)},
+        {"package_tarball_full_path", rendered(r.package_tarball_full_path)},
+        {"requested_spec", rendered(r.requested_spec)},
+        {"requested_specs", rendered(r.requested_spec.empty() ? std::vector<std::string>{} : std::vector<std::string>{r.requested_spec}, 2)},
+    };
+    if (!r.noarch.empty()) m.push_back({"noarch", rendered(r.noarch)});
+    if (!r.python_site_packages_path.empty()) m.push_back({"python_site_packages_path", rendered(r.python_site_packages_path)});
+    std::string out;
+    out.reserve(256 + r.paths.size() * 256);
+    put_object(out, std::move(m), 0);
+    out += "\n";
+    return out;
 }
 
 std::vector<std::string> record_files(const std::string& json_text, const std::string& file) {

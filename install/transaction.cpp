@@ -7,6 +7,8 @@
 #include <csignal>
 #include <ctime>
 #include <map>
+#include <optional>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -16,6 +18,8 @@
 #include "fetch/http_cache.hpp"
 #include "install/conda_link.hpp"
 #include "install/file_lock.hpp"
+#include "install/link.hpp"
+#include "install/parallel.hpp"
 #include "install/prefix_record.hpp"
 #include "install/repair.hpp"
 #include "install/signals.hpp"
@@ -137,6 +141,52 @@ Plan make_plan(const Lock& lock, const std::optional<PrefixState>& state, const 
     return plan;
 }
 
+// The top-level names a wheel puts into the environment, as "<scheme>/<first component>"
+// ("lib/" for the root, purelib and platlib alike), read from its RECORD in the cache's tree.
+// None when that is not known, or when it writes scripts (entry points, .data/scripts): such
+// wheels are installed one by one, so which one wins a clobber is the same on every run.
+std::optional<std::set<std::string>> wheel_roots(const CacheEntry& e) {
+    std::error_code ec;
+    if (!fs::is_directory(e.tree(), ec)) return std::nullopt;
+    std::optional<std::set<std::string>> out;
+    for (const auto& d : fs::directory_iterator(e.tree(), ec)) {
+        const std::string name = d.path().filename().string();
+        if (name.size() < 10 || name.compare(name.size() - 10, 10, ".dist-info") != 0) continue;
+        if (out || fs::exists(d.path() / "entry_points.txt", ec) || !fs::exists(d.path() / "RECORD", ec)) return std::nullopt;
+        out.emplace();
+        std::string text;
+        try {
+            text = read_whole_file(d.path() / "RECORD");
+        } catch (const Error&) {
+            return std::nullopt;
+        }
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find('\n', start);
+            if (end == std::string::npos) end = text.size();
+            std::string_view line(text.data() + start, end - start);
+            start = end + 1;
+            if (line.empty() || line == "\r") continue;
+            if (line.front() == '"') return std::nullopt;   // a quoted path: not worth parsing here
+            std::string_view path = line.substr(0, line.find(','));
+            std::string scheme = "lib";
+            auto first = path.find('/');
+            std::string_view head = path.substr(0, first);
+            if (head.size() > 5 && head.substr(head.size() - 5) == ".data" && first != std::string_view::npos) {
+                std::string_view rest = path.substr(first + 1);
+                auto second = rest.find('/');
+                scheme = std::string(rest.substr(0, second));
+                if (scheme == "scripts" || second == std::string_view::npos) return std::nullopt;
+                if (scheme == "purelib" || scheme == "platlib") scheme = "lib";
+                path = rest.substr(second + 1);
+                head = path.substr(0, path.find('/'));
+            }
+            out->insert(scheme + "/" + std::string(head));
+        }
+    }
+    return out;
+}
+
 const LockedPackage* conda_python(const Lock& lock) {
     for (const auto& p : lock.packages)
         if (p.kind == Ecosystem::conda && p.name == "python") return &p;
@@ -148,6 +198,19 @@ const LockedPackage* conda_python(const Lock& lock) {
 fs::path prefix_lock_path(const fs::path& prefix) { return stage_paths(prefix).lock; }
 
 std::string recover_prefix(const fs::path& prefix) { return recover(stage_paths(prefix)); }
+
+std::string settle_prefix(const fs::path& prefix, const std::function<void(const std::string&)>& waiting) {
+    const StagePaths paths = stage_paths(prefix);
+    std::error_code ec;
+    if (!fs::is_directory(paths.prefix.parent_path(), ec)) return "";
+    try {
+        FileLock lock(paths.lock, waiting);
+        return recover(paths);
+    } catch (const EnvironmentError&) {
+        if (fs::exists(paths.journal, ec)) throw;
+        return "";
+    }
+}
 
 InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
     const StagePaths paths = stage_paths(o.prefix);
@@ -208,7 +271,11 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
     result.plan = plan.shown;
     for (const auto& r : plan.shown.reasons) say(r);
 
+    // Hashing (--repair) is CPU-bound: one thread per core. Linking and reading manifests are
+    // syscalls that wait on the filesystem's locks and inode reads: --jobs threads, as many as
+    // downloads (rattler and uv link on pools wider than the core count, too).
     const int threads = std::max(1, std::min<int>(o.fetch.transport.jobs, static_cast<int>(std::thread::hardware_concurrency())));
+    const int link_threads = std::max(1, o.fetch.transport.jobs);
     std::vector<InstalledPackage> kept;
     for (const auto* p : plan.keep) kept.push_back(*p);
     std::vector<Damage> damage;
@@ -274,9 +341,20 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         // 2. Where python puts things, and whether every package can be installed here.
         PythonInfo python = state ? state->python : PythonInfo{};
         if (python_pkg && needed.count(entry_of[python_pkg])) python = conda_python_info(*python_pkg, entries[entry_of[python_pkg]]);
+        // Each conda package's manifest, read once: checked here, linked from in step 3.
+        std::unordered_map<const LockedPackage*, CondaPackageInfo> conda_info;
+        {
+            std::vector<const LockedPackage*> todo;
+            for (const auto* p : plan.add)
+                if (p->kind == Ecosystem::conda) todo.push_back(p);
+            std::vector<CondaPackageInfo> read(todo.size());
+            parallel_for(todo.size(), link_threads, [&](size_t i) { read[i] = read_conda_package(entries[entry_of.at(todo[i])].tree()); });
+            for (size_t i = 0; i < todo.size(); ++i) conda_info[todo[i]] = std::move(read[i]);
+        }
         for (const auto* p : plan.add) {
             if (p->kind != Ecosystem::conda) continue;
-            std::size_t limit = max_prefix_length(entries[entry_of[p]]);
+            const CondaPackageInfo& info = conda_info.at(p);
+            std::size_t limit = max_prefix_length(info);
             if (prefix.size() > limit)
                 throw InputError(p->name + " " + p->version + " has binary files with a " + std::to_string(limit) +
                                  "-byte prefix placeholder; the prefix " + prefix + " is " + std::to_string(prefix.size()) +
@@ -307,7 +385,11 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         next.prefix = prefix;
         next.lock_hash = lock.content_hash;
         next.packages = kept;
-        auto warn = [&](const std::string& s) { say("warning: " + s); };
+        std::mutex say_mutex;   // packages are linked on several threads
+        auto warn = [&](const std::string& s) {
+            std::lock_guard g(say_mutex);
+            say("warning: " + s);
+        };
         auto context = [&](const LockedPackage& p, const fs::path& stage) {
             const CacheEntry* cached = entry_of.count(&p) ? &entries[entry_of[&p]] : nullptr;
             return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn};
@@ -328,9 +410,32 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             say("installed " + installed.name + " " + installed.version);
             next.packages.push_back(std::move(installed));
         };
-        for (const auto* p : dependency_order(conda)) {
-            record(install_conda_package(context(*p, paths.stage)));
+        // Conda packages that share no path with another package are linked in parallel
+        // (--jobs); those that do, one by one in dependency order afterwards, so the package
+        // that wins a clobber is the same on every run. Records follow dependency order.
+        {
+            const std::vector<const LockedPackage*> ordered = dependency_order(conda);
+            std::unordered_map<std::string, int> users;
+            for (const auto& p : next.packages)
+                for (const auto& f : p.files) ++users[f.path];
+            std::vector<std::vector<std::string>> planned(ordered.size());
+            for (size_t i = 0; i < ordered.size(); ++i) {
+                planned[i] = conda_package_paths(conda_info.at(ordered[i]), python);
+                for (const auto& f : planned[i]) ++users[f];
+            }
+            std::vector<size_t> alone, shared;
+            for (size_t i = 0; i < ordered.size(); ++i)
+                (std::all_of(planned[i].begin(), planned[i].end(), [&](const std::string& f) { return users[f] == 1; }) ? alone : shared)
+                    .push_back(i);
+            std::vector<InstalledPackage> linked(ordered.size());
+            auto link_one = [&](size_t i) {
+                check_signal();
+                linked[i] = install_conda_package(context(*ordered[i], paths.stage), conda_info.at(ordered[i]));
+            };
+            parallel_for(alone.size(), link_threads, [&](size_t k) { link_one(alone[k]); });
+            for (size_t i : shared) link_one(i);
             check_signal();
+            for (auto& p : linked) record(std::move(p));
         }
         bool has_venv = std::any_of(next.packages.begin(), next.packages.end(), [](const InstalledPackage& p) { return p.kind == "venv"; });
         if (!python_pkg && !pypi.empty() && !has_venv) {
@@ -339,9 +444,29 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             python = v.python;
             record(std::move(v.package));
         }
-        for (const auto* p : pypi) {
-            record(o.install_wheel(context(*p, paths.stage)));
+        // Wheels likewise: those whose top-level names no other wheel of this install shares
+        // (and that write no scripts) in parallel, the rest one by one in lock order after.
+        {
+            std::vector<std::optional<std::set<std::string>>> roots(pypi.size());
+            std::unordered_map<std::string, int> users;
+            for (size_t i = 0; i < pypi.size(); ++i) {
+                if (entry_of.count(pypi[i])) roots[i] = wheel_roots(entries[entry_of[pypi[i]]]);
+                if (roots[i])
+                    for (const auto& r : *roots[i]) ++users[r];
+            }
+            std::vector<size_t> alone, shared;
+            for (size_t i = 0; i < pypi.size(); ++i)
+                (roots[i] && std::all_of(roots[i]->begin(), roots[i]->end(), [&](const std::string& r) { return users[r] == 1; }) ? alone : shared)
+                    .push_back(i);
+            std::vector<InstalledPackage> installed(pypi.size());
+            auto install_one = [&](size_t i) {
+                check_signal();
+                installed[i] = o.install_wheel(context(*pypi[i], paths.stage));
+            };
+            parallel_for(alone.size(), link_threads, [&](size_t k) { install_one(alone[k]); });
+            for (size_t i : shared) install_one(i);
             check_signal();
+            for (auto& p : installed) record(std::move(p));
         }
         for (const auto* p : sources) {
             record(o.install_source(context(*p, paths.stage)));

@@ -91,6 +91,12 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& options);
 // lock. Returns what it did, in words ("" when there was nothing to do).
 std::string recover_prefix(const std::filesystem::path& prefix);
 
+// For commands that read a prefix (run, shell-hook): waits while an install holds the prefix
+// lock (`waiting` is told once who holds it), finishes or undoes an interrupted transaction,
+// and lets the lock go. Returns what recovering did ("" for nothing). A prefix whose lock
+// cannot be taken (a read-only parent) is read as it is unless a journal says it is mid-install.
+std::string settle_prefix(const std::filesystem::path& prefix, const std::function<void(const std::string&)>& waiting);
+
 // The prefix's lock file (beside it). `run`, `verify` and `export --prefix` take it (with
 // FileLock) and call recover_prefix before reading a prefix.
 std::filesystem::path prefix_lock_path(const std::filesystem::path& prefix);

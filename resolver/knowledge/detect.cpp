@@ -406,13 +406,27 @@ Target detect_target(const DetectRoots& roots, const kb::Knowledge& k) {
 
 Target detect_target(const DetectRoots& roots) { return detect_target(roots, kb::load_builtin()); }
 
+Target gpus_by_name(Target t, const kb::Knowledge& k, const std::string& filename) {
+    for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+        Gpu& g = t.gpus[i];
+        if (g.sm_major != 0 || g.name.empty()) continue;
+        auto cc = kb::gpu_compute_capability(k, g.name);
+        if (!cc)
+            throw InputError(filename + ": gpus[" + std::to_string(i) + "]: " + kb::unknown_gpu_message(k, g.name) +
+                             " (or give its sm, e.g. sm: sm_86)");
+        g.sm_major = cc->first;
+        g.sm_minor = cc->second;
+    }
+    return t;
+}
+
 Target apply_overrides(Target t, const TargetOverrides& o, const kb::Knowledge& k) {
     if (!o.gpus.empty()) {
         t.gpus.clear();
         for (const auto& g : o.gpus) {
             auto cc = kb::gpu_compute_capability(k, g);
             if (!cc)
-                throw InputError("--gpu '" + g + "': unknown GPU name; give its compute capability instead, e.g. --gpu sm_86");
+                throw InputError("--gpu: " + kb::unknown_gpu_message(k, g) + " (or give its compute capability, e.g. --gpu sm_86)");
             Gpu gpu;
             const kb::GpuRow* row = kb::parse_sm(g) ? nullptr : kb::find_gpu(k, g);
             gpu.name = row ? row->name : (kb::parse_sm(g) ? "" : g);

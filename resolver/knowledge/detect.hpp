@@ -40,6 +40,9 @@ struct TargetOverrides {
     std::optional<std::string> platform;                // linux-64 …
 };
 
+// A target file's GPUs given by name only ("name: NVIDIA A10G", no sm) get their sm from the
+// knowledge base; an unknown name is an InputError naming the file and the nearest known names.
+Target gpus_by_name(Target t, const knowledge::Knowledge& k, const std::string& filename);
 // InputError for an unknown GPU name, a malformed or unknown driver, a bad version or platform.
 Target apply_overrides(Target t, const TargetOverrides& o, const knowledge::Knowledge& k);
 

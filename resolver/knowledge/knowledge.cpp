@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "resolver/specs/close_names.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
@@ -80,6 +81,39 @@ std::vector<std::string> gpu_tokens(std::string_view name) {
     for (std::string t; in >> t;)
         if (t != "nvidia" && t != "geforce" && t != "tesla") out.push_back(t);
     return out;
+}
+
+// What drivers and clouds append to a model's name without making it another product: memory
+// ("80GB"), memory kind ("HBM3"), form factor ("SXM4", "PCIe", "NVL"), "Ada Generation",
+// "Laptop GPU", "with Max-Q Design". "Ti" and "SUPER" are not among them: they are other chips.
+bool name_qualifier(std::string_view t) {
+    auto digits = [](std::string_view v) {   // "" counts: "SXM" and "HBM" alone qualify too
+        return std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    };
+    static const char* words[] = {"pcie", "nvl", "generation", "laptop", "gpu", "mobile", "with", "max", "q", "design"};
+    for (const char* w : words)
+        if (t == w) return true;
+    if (t.size() > 2 && t.substr(t.size() - 2) == "gb") return digits(t.substr(0, t.size() - 2));
+    if (t.rfind("sxm", 0) == 0) return digits(t.substr(3));
+    if (t.rfind("hbm", 0) == 0) {
+        t.remove_prefix(3);
+        if (!t.empty() && t.back() == 'e') t.remove_suffix(1);
+        return digits(t);
+    }
+    return false;
+}
+
+// A name as one key: its words joined, so "RTX3090", "rtx 3090" and "GeForce RTX 3090" agree.
+std::string gpu_key(const std::vector<std::string>& tokens) {
+    std::string out;
+    for (const auto& t : tokens) out += t;
+    return out;
+}
+
+// The key without the qualifiers a driver appends ("A100-SXM4-80GB" -> "a100").
+std::string gpu_model_key(std::vector<std::string> tokens) {
+    while (!tokens.empty() && name_qualifier(tokens.back())) tokens.pop_back();
+    return gpu_key(tokens);
 }
 
 }  // namespace
@@ -253,23 +287,71 @@ bool driver_runs_cuda(const Knowledge& k, std::string_view driver, std::string_v
 
 // ---------------------------------------------------------------- GPUs, nvcc, compilers
 
+// A name matches a row when their keys are equal, or failing that when the name without its
+// driver qualifiers equals the row's key: never by prefix, so "RTX 3090 Ti" is not "RTX 3090".
+// A verified row wins over an unverified one with the same key.
 const GpuRow* find_gpu(const Knowledge& k, std::string_view name) {
-    auto query = gpu_tokens(name);
-    if (query.empty()) return nullptr;
-    const GpuRow* best = nullptr;
-    std::size_t best_len = 0;
-    for (int pass = 0; pass < 2; ++pass) {   // verified rows win over unverified ones of equal length
+    auto tokens = gpu_tokens(name);
+    if (tokens.empty()) return nullptr;
+    for (const std::string& key : {gpu_key(tokens), gpu_model_key(tokens)}) {
+        if (key.empty()) continue;
+        const GpuRow* unverified = nullptr;
         for (const auto& row : k.gpus) {
-            if (row.unverified != (pass == 1)) continue;
-            auto t = gpu_tokens(row.name);
-            if (t.empty() || t.size() > query.size() || t.size() <= best_len) continue;
-            if (std::equal(t.begin(), t.end(), query.begin())) {
-                best = &row;
-                best_len = t.size();
-            }
+            if (gpu_key(gpu_tokens(row.name)) != key) continue;
+            if (!row.unverified) return &row;
+            if (!unverified) unverified = &row;
         }
+        if (unverified) return unverified;
     }
-    return best;
+    return nullptr;
+}
+
+std::vector<std::string> gpu_names_near(const Knowledge& k, std::string_view name, std::size_t limit) {
+    std::string key = gpu_model_key(gpu_tokens(name));
+    if (key.empty()) return {};
+    std::vector<std::string> keys, names;
+    for (const auto& row : k.gpus) {
+        std::string rk = gpu_key(gpu_tokens(row.name));
+        if (rk.empty() || std::find(keys.begin(), keys.end(), rk) != keys.end()) continue;
+        keys.push_back(rk);
+        names.push_back(row.name);
+    }
+    auto name_of = [&](const std::string& rk) { return names[std::find(keys.begin(), keys.end(), rk) - keys.begin()]; };
+    std::vector<std::string> out;
+    auto add = [&](const std::string& n) {
+        if (out.size() < limit && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    };
+    // A model number typed without its series ("3090", "a6000") is inside the names that carry it,
+    // shortest first: "GeForce RTX 3090" before "GeForce RTX 3090 Ti". Those are the answer when
+    // there are any.
+    if (key.size() >= 3) {
+        std::vector<std::string> inside;
+        for (const auto& rk : keys)
+            if (rk.find(key) != std::string::npos) inside.push_back(rk);
+        std::stable_sort(inside.begin(), inside.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+        for (const auto& rk : inside) add(name_of(rk));
+    }
+    if (!out.empty()) return out;
+    // A known name followed by something unknown ("RTX 3060 Tii", "RTX 4080 SUPER"): that name,
+    // longest first, then the names a few edits away.
+    std::vector<std::string> starts;
+    for (const auto& rk : keys)
+        if (rk.size() >= 3 && key.rfind(rk, 0) == 0) starts.push_back(rk);
+    std::stable_sort(starts.begin(), starts.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    for (const auto& rk : starts) add(name_of(rk));
+    for (const auto& rk : close_names(key, keys, limit)) add(name_of(rk));
+    return out;
+}
+
+std::string unknown_gpu_message(const Knowledge& k, std::string_view name) {
+    std::string msg = "unknown GPU '" + std::string(name) + "'";
+    auto near = gpu_names_near(k, name);
+    if (!near.empty()) {
+        msg += "; did you mean ";
+        for (std::size_t i = 0; i < near.size(); ++i) msg += (i ? (i + 1 == near.size() ? " or '" : ", '") : "'") + near[i] + "'";
+        msg += "?";
+    }
+    return msg;
 }
 
 std::optional<std::pair<int, int>> gpu_compute_capability(const Knowledge& k, std::string_view gpu_name) {

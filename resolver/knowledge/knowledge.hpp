@@ -100,6 +100,13 @@ struct Advisory {
     // "numba-cuda", "code-uses:NAME", "cuda<op>X.Y" (toolkit used), "sm<op>NN" (a target GPU).
     std::string needs;
 };
+// A known failure of building, importing or running a compiled extension: `match` is an
+// ECMAScript regex over the log; cause and fix may name its groups as {1}, {2} ….
+struct BuildFailure {
+    std::string id, where, match, cause, fix, source;   // where: build | import | run
+    bool unverified = false;
+    std::string why;
+};
 // A machine on which a lock installs and then breaks at run time (target_warnings.yaml): the
 // solve excludes nothing for it; the lock records it and `resolve` prints it.
 struct TargetWarning {
@@ -141,6 +148,7 @@ struct Knowledge {
     std::vector<NumbaRelease> numba;
     std::vector<NumbaCudaLimit> numba_cuda;
     std::vector<Advisory> advisories;
+    std::vector<BuildFailure> build_failures;  // in match order: the first row that matches explains
     std::vector<TargetWarning> target_warnings;
     std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
     std::vector<UnverifiedClaim> unverified;
@@ -190,7 +198,14 @@ const MinorVersionRule* minor_version_rule(const Knowledge&, std::string_view cu
 
 // ---- GPUs, nvcc, host compilers ----
 std::optional<std::pair<int, int>> gpu_compute_capability(const Knowledge&, std::string_view gpu_name);
-const GpuRow* find_gpu(const Knowledge&, std::string_view gpu_name);   // by name only
+// By name only, as users type it or drivers report it: any case, with or without "NVIDIA",
+// "GeForce", "Tesla", with a driver's memory and form-factor suffix ("A100-SXM4-80GB"); never
+// by prefix ("RTX 3090 Ti" is not "RTX 3090").
+const GpuRow* find_gpu(const Knowledge&, std::string_view gpu_name);
+// The known names nearest to an unknown one, nearest first, for "did you mean".
+std::vector<std::string> gpu_names_near(const Knowledge&, std::string_view gpu_name, std::size_t limit = 3);
+// "unknown GPU 'X'; did you mean 'A' or 'B'?" (without the question when nothing is near).
+std::string unknown_gpu_message(const Knowledge&, std::string_view gpu_name);
 std::vector<int> nvcc_sm_targets(const Knowledge&, std::string_view cuda_version);
 const NvccTargetsRow* nvcc_targets_row(const Knowledge&, std::string_view cuda_version);
 std::optional<HostCompilerLimit> host_compiler_limit(const Knowledge&, std::string_view cuda_version);

@@ -200,6 +200,10 @@ Knowledge rows_of(const std::string& name, const json& doc) {
     each("advisories", [&](const json& r) {
         k.advisories.push_back({str(r, "id"), strings(r, "when"), str(r, "symptom"), str(r, "fix"), str(r, "source"), str(r, "needs")});
     });
+    each("build_failures", [&](const json& r) {
+        k.build_failures.push_back({str(r, "id"), str(r, "where"), str(r, "match"), str(r, "cause"), str(r, "fix"),
+                                    str(r, "source"), flag(r, "unverified"), str(r, "why")});
+    });
     each("target_warnings", [&](const json& r) {
         k.target_warnings.push_back({str(r, "id"), strings(r, "when"), strings(r, "unless"), str(r, "target"), str(r, "symptom"),
                                      str(r, "fix"), str(r, "source")});
@@ -253,6 +257,7 @@ void merge(Knowledge& k, Knowledge u) {
     overlay(k.numba, std::move(u.numba), [](const NumbaRelease& r) { return r.version; });
     overlay(k.numba_cuda, std::move(u.numba_cuda), [](const NumbaCudaLimit& r) { return r.numba + "|" + r.cuda; });
     overlay(k.advisories, std::move(u.advisories), [](const Advisory& r) { return r.id; });
+    overlay(k.build_failures, std::move(u.build_failures), [](const BuildFailure& r) { return r.id; });
     overlay(k.target_warnings, std::move(u.target_warnings), [](const TargetWarning& r) { return r.id; });
     k.facts.insert(k.facts.end(), u.facts.begin(), u.facts.end());
     k.unverified.insert(k.unverified.end(), u.unverified.begin(), u.unverified.end());

@@ -44,6 +44,28 @@ void emit_string(YAML::Emitter& out, const char* key, const std::string& value) 
     out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
 }
 
+void emit_verified(YAML::Emitter& out, const LockVerified& v) {
+    out << YAML::Key << "verified" << YAML::Value << YAML::BeginMap;
+    emit_string(out, "date", v.date);
+    emit_string(out, "result", v.result);
+    emit_string(out, "nvcc", v.nvcc);
+    emit_string(out, "nvcc-path", v.nvcc_path);
+    emit_string(out, "host-compiler", v.host_compiler);
+    if (!v.sm.empty()) {
+        out << YAML::Key << "sm" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& sm : v.sm) out << sm;
+        out << YAML::EndSeq;
+    }
+    emit_string(out, "torch", v.torch);
+    if (!v.failed.empty()) {
+        out << YAML::Key << "failed" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& f : v.failed) out << YAML::DoubleQuoted << f;
+        out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+}
+
+
 void emit_package(YAML::Emitter& out, const LockedPackage& p) {
     out << YAML::BeginMap;
     out << YAML::Key << kind_key(p.kind) << YAML::Value << p.url;
@@ -168,6 +190,7 @@ std::string write_lock(const Lock& lock) {
         }
         out << YAML::EndSeq;
     }
+    if (lock.verified) emit_verified(out, *lock.verified);
     out << YAML::EndMap;
     if (!out.good()) throw std::logic_error(std::string("lock writer: ") + out.GetLastError());
     return std::string(out.c_str()) + "\n";
@@ -239,10 +262,38 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
             lock.decisions.push_back({str_of(n["id"]), str_of(n["excluded"]), str_of(n["reason"])});
         for (const auto& n : root["warnings"])
             lock.warnings.push_back({str_of(n["id"]), str_of(n["target"]), str_of(n["symptom"]), str_of(n["fix"]), str_of(n["source"])});
+        if (const auto v = root["verified"])
+            lock.verified = LockVerified{str_of(v["date"]), str_of(v["result"]), str_of(v["nvcc"]), str_of(v["nvcc-path"]),
+                                         str_of(v["host-compiler"]), strings_of(v["sm"]), str_of(v["torch"]), strings_of(v["failed"])};
     } catch (const YAML::Exception& e) {
         throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }
     return lock;
+}
+
+std::string set_verified(std::string_view yaml_text, const LockVerified& verified) {
+    // Text surgery rather than a rewrite: every byte of the lock outside the block stays as
+    // resolve wrote it (and the content hash does not cover the block).
+    std::string text(yaml_text);
+    size_t at = text.rfind("\nverified:");
+    if (text.rfind("verified:", 0) == 0) at = 0;
+    else if (at != std::string::npos) ++at;
+    if (at != std::string::npos) {
+        size_t end = at;
+        while (true) {
+            size_t nl = text.find('\n', end);
+            if (nl == std::string::npos) { end = text.size(); break; }
+            end = nl + 1;
+            if (end >= text.size() || (text[end] != ' ' && text[end] != '\n')) break;
+        }
+        text.erase(at, end - at);
+    }
+    if (!text.empty() && text.back() != '\n') text.push_back('\n');
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    emit_verified(out, verified);
+    out << YAML::EndMap;
+    return text + out.c_str() + "\n";
 }
 
 }  // namespace envlock

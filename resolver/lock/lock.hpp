@@ -73,6 +73,19 @@ struct LockedWarning {
     std::string source;
 };
 
+// What `envlock verify --record` found when it last checked this lock on a machine. Outside
+// the content hash: recording a verification does not make the lock out of date.
+struct LockVerified {
+    std::string date;                  // UTC, "2026-11-24T05:40:12Z"
+    std::string result;                // "passed" | "failed"
+    std::string nvcc;                  // the release it built with, "13.0.88"; "" when none
+    std::string nvcc_path;             // "/usr/local/cuda/bin/nvcc"
+    std::string host_compiler;         // "/usr/bin/g++ 12.2.0"
+    std::vector<std::string> sm;       // "sm_86" …
+    std::string torch;                 // the env's torch, "1.13.0a0" (CUDA …)
+    std::vector<std::string> failed;   // names of the checks that failed
+};
+
 struct NamedTarget {
     std::string name;      // "default", "lab-3090" …
     Target target;
@@ -92,6 +105,7 @@ struct Lock {
     std::vector<LockedPackage> packages;   // sorted by name, then kind
     std::vector<LockedDecision> decisions;
     std::vector<LockedWarning> warnings;
+    std::optional<LockVerified> verified;
 };
 
 // "sha256:<hex>" over the normalized spec, the targets and the knowledge version.
@@ -103,6 +117,9 @@ std::string write_lock(const Lock& lock);
 
 // Validates against the schema; InputError names `file`, the line and what was expected.
 Lock read_lock(std::string_view yaml_text, std::string_view file);
+
+// The lock text with its `verified:` block replaced (or added at the end); every other byte kept.
+std::string set_verified(std::string_view yaml_text, const LockVerified& verified);
 
 // The embedded schemas/envlock.schema.json.
 std::string_view lock_schema_text();

@@ -314,8 +314,12 @@ SolveOutcome solve(const SolveInput& input) {
         std::string offered;
         for (const auto& [m, versions] : releases)
             for (const auto& v : versions) offered += (offered.empty() ? "" : ", ") + v;
-        std::string why = "No environment satisfies the spec: no Python the channels offer satisfies " + asked +
-                          (offered.empty() ? "; no channel offers python" : "; python " + offered + " is offered");
+        std::string why = asked.empty() && offered.empty()
+                              ? "No environment satisfies the spec: its PyPI requirements need a Python, the spec names none, and no "
+                                "channel offers python. Say which: `python: \"3.8\"` in the spec (a virtual environment on that "
+                                "interpreter), or a conda requirement such as `python=3.8` with a channel that has it"
+                              : "No environment satisfies the spec: no Python the channels offer satisfies " + asked +
+                                    (offered.empty() ? "; no channel offers python" : "; python " + offered + " is offered");
         // Strict channel priority: a lower channel's python that would fit is named, with the channel that masks it.
         if (input.channel_priority == ChannelPriority::strict) {
             SolveInput all = input;

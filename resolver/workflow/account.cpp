@@ -9,7 +9,7 @@
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep440.hpp"
-#include "resolver/workflow/close_names.hpp"
+#include "resolver/specs/close_names.hpp"
 
 namespace envlock {
 

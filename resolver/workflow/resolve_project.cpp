@@ -23,7 +23,7 @@
 #include "resolver/specs/pep508.hpp"
 #include "resolver/solve/solve.hpp"
 #include "resolver/workflow/account.hpp"
-#include "resolver/workflow/close_names.hpp"
+#include "resolver/specs/close_names.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/lock/spec_io.hpp"
 #include "resolver/lock/target_io.hpp"
@@ -313,7 +313,7 @@ std::vector<NamedTarget> all_facts_of_targets(const ResolveOptions& o, const std
                                               const knowledge::Knowledge& k) {
     std::vector<NamedTarget> out;
     for (const auto& [name, file] : o.target_files)
-        out.push_back({name.empty() ? "default" : name, apply_overrides(target_from_text(read_text_file(file, "target file"), file), o.overrides, k)});
+        out.push_back({name.empty() ? "default" : name, apply_overrides(gpus_by_name(target_from_text(read_text_file(file, "target file"), file), k, file), o.overrides, k)});
     if (!out.empty()) return out;
     bool overridden = !o.overrides.gpus.empty() || o.overrides.driver || o.overrides.cuda_driver || o.overrides.glibc ||
                       o.overrides.cpu_flags || o.overrides.platform;

@@ -52,7 +52,10 @@ TEST_CASE("a demo-mirror lock installs: conda-meta records, replaced placeholder
     for (const auto& e : fs::directory_iterator(prefix / "conda-meta"))
         if (e.path().extension() == ".json") {
             ++records;
-            auto j = nlohmann::json::parse(read_bytes(e.path()));
+            const std::string text = read_bytes(e.path());
+            auto j = nlohmann::json::parse(text);
+            // Written as json's dump(2) writes it: sorted keys, two-space indent, nothing else.
+            CHECK(j.dump(2) + "\n" == text);
             CHECK(e.path().filename().string() ==
                   j["name"].get<std::string>() + "-" + j["version"].get<std::string>() + "-" + j["build"].get<std::string>() + ".json");
             CHECK(j["url"].get<std::string>().rfind("https://conda.anaconda.org/conda-forge/", 0) == 0);
@@ -123,4 +126,79 @@ TEST_CASE("--link-mode copy gives files of their own; --repair afterwards says t
     auto repair = run_envlock(install_args(demo_lock(), prefix, cache, {"--repair"}));
     CHECK(repair.exit_code == 0);
     CHECK(repair.out.find("nothing to repair") != std::string::npos);
+}
+
+TEST_CASE("a mixed conda + PyPI demo-mirror lock: conda python, wheels on it, an entry point that runs, and --repair of delete/edit/foreign numpy") {
+    // Issue 16's first and fifth "done when": resolved by `envlock resolve` against the demo
+    // mirror (real .conda and wheel archives behind a local server), installed by the binary.
+    fs::path work = make_temp_dir("cli-mixed");
+    write_file(work / "spec.yaml",
+               "spec:\n  name: mixed-demo\n  channels: [conda-forge]\n  requirements:\n"
+               "    - {conda: python=3.8}\n    - {conda: numpy=1.19.5}\n    - {pypi: yapf==0.40.1}\n");
+    write_file(work / "target.yaml", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
+    auto resolved = resolve_with({(work / "spec.yaml").string(), "--target", (work / "target.yaml").string()}, work);
+    REQUIRE_MESSAGE(resolved.exit_code == 0, resolved.err);
+    const fs::path lock = work / "envlock.yaml", prefix = work / "env", cache = work / "cache";
+    const std::string lock_text = read_bytes(lock);
+    REQUIRE(lock_text.find("- pypi:") != std::string::npos);
+    REQUIRE(lock_text.find("- conda:") != std::string::npos);
+
+    auto r = run_envlock(install_args(lock, prefix, cache));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("+ python 3.8") != std::string::npos);
+    CHECK(r.out.find("+ yapf 0.40.1 (pypi)") != std::string::npos);
+    const fs::path sp = prefix / "lib/python3.8/site-packages";
+    // The wheel went into the conda python's site-packages, with a RECORD of installed paths.
+    REQUIRE(fs::exists(sp / "yapf-0.40.1.dist-info/RECORD"));
+    const std::string record = read_bytes(sp / "yapf-0.40.1.dist-info/RECORD");
+    CHECK(record.find("yapf/__init__.py,sha256=") != std::string::npos);
+    CHECK(record.find("../../../bin/yapf,sha256=") != std::string::npos);
+    CHECK(read_bytes(sp / "yapf-0.40.1.dist-info/INSTALLER") == "envlock\n");
+    // Its console script names the env's python and runs, inside and outside `envlock run`.
+    REQUIRE(fs::exists(prefix / "bin/yapf"));
+    CHECK(read_bytes(prefix / "bin/yapf").rfind("#!" + prefix.string() + "/bin/python3.8\n", 0) == 0);
+    auto ran = run_program({(prefix / "bin/yapf").string()});
+    CHECK_MESSAGE(ran.exit_code == 0, ran.err);
+    CHECK(ran.out == "yapf from yapf 0.40.1\n");
+    auto in_env = run_envlock({"run", "--prefix", prefix.string(), "--", "yapf"});
+    CHECK_MESSAGE(in_env.exit_code == 0, in_env.err);
+    CHECK(in_env.out == "yapf from yapf 0.40.1\n");
+    CHECK(verify_prefix(prefix).empty());
+
+    // The damage: a wheel's file deleted, a conda file edited in place (through its hardlink,
+    // so the cache is edited too), and a pip-installed numpy over the locked conda one.
+    const std::string numpy_init = read_bytes(sp / "numpy/__init__.py");
+    fs::remove(sp / "yapf/__init__.py");
+    { std::ofstream(sp / "numpy/__init__.py", std::ios::app) << "raise ImportError('edited')\n"; }
+    write_bytes(sp / "numpy/_pip_only.py", "shadow = True\n");
+    write_bytes(sp / "numpy-1.26.4.dist-info/METADATA", "Metadata-Version: 2.1\nName: numpy\nVersion: 1.26.4\n");
+    write_bytes(sp / "numpy-1.26.4.dist-info/INSTALLER", "pip\n");
+    write_bytes(sp / "numpy-1.26.4.dist-info/RECORD",
+                "numpy/_pip_only.py,,\nnumpy/__init__.py,,\nnumpy-1.26.4.dist-info/METADATA,,\n"
+                "numpy-1.26.4.dist-info/INSTALLER,,\nnumpy-1.26.4.dist-info/RECORD,,\n");
+    write_bytes(work / "user-notes.txt", "mine\n");
+    auto before = snapshot(prefix);
+
+    auto repaired = run_envlock(install_args(lock, prefix, cache, {"--repair", "--offline"}));
+    REQUIRE_MESSAGE(repaired.exit_code == 0, repaired.err);
+    CHECK(repaired.err.find("restored lib/python3.8/site-packages/yapf/__init__.py") != std::string::npos);
+    CHECK(repaired.err.find("restored lib/python3.8/site-packages/numpy/__init__.py") != std::string::npos);
+    CHECK(repaired.out.find("repaired: 2 files restored, 4 foreign files removed") != std::string::npos);
+    CHECK(verify_prefix(prefix).empty());
+    CHECK(read_bytes(sp / "numpy/__init__.py") == numpy_init);
+    CHECK(!fs::exists(sp / "numpy/_pip_only.py"));
+    CHECK(!fs::exists(sp / "numpy-1.26.4.dist-info"));
+    CHECK(read_bytes(work / "user-notes.txt") == "mine\n");
+    // Touches only those: every other file is as it was.
+    auto after = snapshot(prefix);
+    for (const auto& [path, content] : before) {
+        if (path.rfind("lib/python3.8/site-packages/numpy", 0) == 0 || path.rfind("lib/python3.8/site-packages/yapf/", 0) == 0 ||
+            path.rfind("conda-meta/history", 0) == 0 || path.rfind(".envlock/", 0) == 0)
+            continue;
+        CAPTURE(path);
+        CHECK(after.count(path) == 1);
+        if (after.count(path)) CHECK(after[path] == content);
+    }
+    auto again = run_program({(prefix / "bin/yapf").string()});
+    CHECK(again.out == "yapf from yapf 0.40.1\n");
 }

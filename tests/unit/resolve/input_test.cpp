@@ -440,3 +440,11 @@ TEST_CASE("a placeholder no index can fill is exit 1 naming it and its line") {
     CHECK(r.run.err.find("README.md:7: nosuchproj-cuxxx") != std::string::npos);
     CHECK_FALSE(r.wrote());
 }
+
+TEST_CASE("PyPI requirements with no Python anywhere is exit 1 saying how to name one, not an empty constraint") {
+    auto r = resolve_spec_text("nopython", "  requirements:\n    - {pypi: numpy==1.19.5}\n");
+    CHECK(r.run.exit_code == 1);
+    CHECK(r.run.err.find("its PyPI requirements need a Python, the spec names none, and no channel offers python") != std::string::npos);
+    CHECK(r.run.err.find("`python: \"3.8\"` in the spec") != std::string::npos);
+    CHECK_FALSE(r.wrote());
+}

@@ -1,4 +1,4 @@
-#include "resolver/workflow/close_names.hpp"
+#include "resolver/specs/close_names.hpp"
 
 #include <algorithm>
 #include <cctype>
