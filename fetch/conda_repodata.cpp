@@ -297,7 +297,7 @@ public:
                 }
                 read_packages(field.value().get_object());
             } else if (is_archive_name(key)) {
-                read_one(key, field.value());  // flat {filename: record} index
+                read_flat(field);  // flat {filename: record} index
             }
         }
         if (need_info_first) {
@@ -313,7 +313,7 @@ public:
                 od::field field = std::move(field_result);
                 std::string_view key = key_of(field);
                 if (key == "packages" || key == "packages.conda") read_packages(field.value().get_object());
-                else if (is_archive_name(key)) read_one(key, field.value());
+                else if (is_archive_name(key)) read_flat(field);
             }
         }
     }
@@ -330,6 +330,18 @@ private:
             }
             read_one(filename, field.value());
         }
+    }
+
+    // A flat index's top-level file name, read unescaped like those under "packages" (the
+    // sparse reader did, this one did not: found by fuzz/repodata).
+    void read_flat(od::field& field) {
+        bool escaped = false;
+        std::string_view filename = raw_span(field.key().raw(), escaped);
+        if (escaped) {
+            unescape_into(filename, filename_buf_);
+            filename = filename_buf_;
+        }
+        read_one(filename, field.value());
     }
 
     void read_one(std::string_view filename, od::value value) {
@@ -440,6 +452,12 @@ std::string key_text(const SparseRepodata& rd, const SparseRepodata::Raw& raw) {
 
 // Reads one raw record object; `parser` must not be iterating anything else.
 void read_raw_record(od::parser& parser, const SparseRepodata& rd, const SparseRepodata::Raw& raw, IndexRecord& r) {
+    // The indexing pass skipped over the record without validating it, and the on-demand
+    // parser reads past the end of an unbalanced span (a SEGV found by fuzz/repodata): check
+    // that the span is one well-formed JSON value first (a few microseconds a record).
+    thread_local simdjson::dom::parser validator;
+    if (validator.parse(rd.json.data() + raw.record, raw.record_size, true).error())
+        throw Malformed{"record is not well-formed JSON"};
     od::document doc = parser.iterate(rd.json.data() + raw.record, raw.record_size, rd.json.capacity() - raw.record);
     reset_record(r);
     read_record(doc.get_object(), r);

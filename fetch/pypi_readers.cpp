@@ -177,7 +177,8 @@ std::optional<DistFilename> parse_dist_filename(std::string_view filename, std::
             return std::nullopt;
         }
     }
-    if (auto s = wheel::SdistName::try_parse(filename)) {
+    auto sdist = wheel::SdistName::try_parse(filename);
+    if (auto s = sdist) {
         if (project.empty() || pep508::normalize_name(s->name) == pep508::normalize_name(project)) {
             d.name = s->name;
             d.version = s->version;
@@ -201,6 +202,10 @@ std::optional<DistFilename> parse_dist_filename(std::string_view filename, std::
                 split = i;
                 break;
             }
+        // "torch-2.0.0-cp38-cp38-m-1.0.0.tar.gz" reads as project "torch-2.0.0-cp38-cp38-m" 1.0.0: when
+        // the name/PEP 440 version split names another project, a split at this project's name
+        // only counts if what follows is a PEP 440 version too.
+        if (split != std::string_view::npos && sdist && !pep440::Version::try_parse(stem.substr(split + 1))) return std::nullopt;
     }
     if (split == std::string_view::npos)
         for (size_t i = stem.find('-'); i != std::string_view::npos; i = stem.find('-', i + 1))
@@ -222,7 +227,7 @@ std::vector<Link> parse_html_links(std::string_view html, std::string_view page_
     while ((pos = html.find('<', pos)) != std::string_view::npos) {
         if (iequals_prefix(html, pos + 1, "base") &&
             (pos + 5 < html.size() && std::isspace(static_cast<unsigned char>(html[pos + 5])))) {
-            pos = read_attributes(html, pos + 5, attrs);
+            pos = std::min(read_attributes(html, pos + 5, attrs), html.size());
             if (auto href = attr(attrs, "href")) base = url_join(page_url, *href);
             continue;
         }
@@ -232,7 +237,8 @@ std::vector<Link> parse_html_links(std::string_view html, std::string_view page_
             ++pos;
             continue;
         }
-        pos = read_attributes(html, pos + 2, attrs);
+        // An unterminated tag at the end of the page reads past it: resume at the end.
+        pos = std::min(read_attributes(html, pos + 2, attrs), html.size());
         size_t close = pos;
         while ((close = html.find('<', close)) != std::string_view::npos && !iequals_prefix(html, close, "</a")) ++close;
         std::string_view inner = html.substr(pos, close == std::string_view::npos ? std::string_view::npos : close - pos);
@@ -272,7 +278,7 @@ IndexRecords parse_simple_json(std::string_view json, std::string_view page_url,
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(json);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {   // parse_error, and out_of_range for "9e415"
         throw InputError(where + ": malformed PEP 691 project page: " + e.what());
     }
     if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_array())

@@ -448,7 +448,12 @@ std::vector<std::string> install_docs(const RepoFiles& repo) {
 
 namespace envlock {
 
-Spec infer_spec(const RepoFiles& repo, const std::string& name) {
+Spec infer_spec(const RepoFiles& given, const std::string& name) {
+    // A spec is written as YAML and JSON, which hold UTF-8 only: a file's bytes that are not
+    // UTF-8 (a Latin-1 README, found by fuzz/infer_docs) are read as U+FFFD, as Python's
+    // decode(errors="replace") would, instead of failing later with an internal error.
+    RepoFiles fixed;
+    const RepoFiles& repo = infer::as_utf8(given, fixed);
     infer::Inference inf{repo, name, {}, {}, {}, {}, false, {}, {}, {}, {}, 0};
     inf.spec.name = name;
     auto docs = infer::install_docs(repo);

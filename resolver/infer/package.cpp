@@ -25,7 +25,10 @@ void requirement_lines(const std::map<std::string, std::string>& files, const st
 
 }  // namespace
 
-PackageRequirements read_package_requirements(const std::map<std::string, std::string>& files) {
+PackageRequirements read_package_requirements(const std::map<std::string, std::string>& given) {
+    RepoFiles given_repo, fixed;
+    given_repo.files = given;
+    const auto& files = infer::as_utf8(given_repo, fixed).files;   // as infer_spec reads them
     PackageRequirements out;
     bool declared = false, unreadable = false;
     std::vector<std::string> reqs;

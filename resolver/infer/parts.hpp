@@ -104,6 +104,8 @@ struct DockerInstruction {
 std::vector<DockerInstruction> read_dockerfile(std::string_view text);
 
 // --- small shared helpers --------------------------------------------------------------------
+// `given` when every file is UTF-8; otherwise `fixed`, a copy whose bad bytes read as U+FFFD.
+const RepoFiles& as_utf8(const RepoFiles& given, RepoFiles& fixed);
 
 std::string normalize_git_url(const std::string& url);   // git@github.com:a/b.git -> https://github.com/a/b
 std::string repo_basename(const std::string& url);        // https://github.com/a/b.git -> b

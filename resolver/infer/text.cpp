@@ -3,8 +3,19 @@
 #include <sstream>
 
 #include "resolver/infer/parts.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock::infer {
+
+const RepoFiles& as_utf8(const RepoFiles& given, RepoFiles& fixed) {
+    bool all_valid = true;
+    for (const auto& [path, text] : given.files) all_valid = all_valid && !utf8::invalid_at(text);
+    if (all_valid) return given;
+    fixed = given;
+    for (auto& [path, text] : fixed.files)
+        if (utf8::invalid_at(text)) text = utf8::valid(text);
+    return fixed;
+}
 
 std::string lowercase(std::string s) {
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -7,6 +7,7 @@
 
 #include "resolver/lock/embedded_schemas.hpp"
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/utf8.hpp"
 #include "resolver/lock/json_schema.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/lock/spec_io.hpp"
@@ -197,6 +198,7 @@ std::string write_lock(const Lock& lock) {
 
 Lock read_lock(std::string_view yaml_text, std::string_view file) {
     const std::string name(file);
+    utf8::require(yaml_text, name);
     YAML::Node root;
     try {
         root = YAML::Load(std::string(yaml_text));

@@ -8,6 +8,7 @@
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep508.hpp"
 #include "resolver/specs/url_credentials.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock {
 
@@ -259,6 +260,8 @@ struct Reader {
 
     std::string string(const YAML::Node& n, const std::string& path) const {
         if (!n.IsScalar()) fail(n, path, "expected a string");
+        // yaml-cpp decodes the escapes "\_", "\N", "\L", "\P" to single bytes, not UTF-8.
+        if (utf8::invalid_at(n.Scalar())) fail(n, path, "expected UTF-8 text (an escape such as \"\\_\" decodes to a lone byte)");
         return n.Scalar();
     }
 
@@ -273,7 +276,8 @@ struct Reader {
 
     void only_keys(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> keys) const {
         for (auto it = n.begin(); it != n.end(); ++it) {
-            const auto& key = it->first;
+            // A copy: yaml-cpp's iterator hands out a temporary pair, so a reference dangles.
+            const YAML::Node key = it->first;
             if (!key.IsScalar()) fail(key, path, "expected string keys");
             bool known = std::any_of(keys.begin(), keys.end(), [&](const char* k) { return key.Scalar() == k; });
             if (!known) {
@@ -429,6 +433,7 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
 }
 
 Spec spec_from_yaml_text(std::string_view text, std::string_view file) {
+    utf8::require(text, file);
     YAML::Node root;
     try {
         root = YAML::Load(std::string(text));

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock {
 namespace {
@@ -30,6 +31,8 @@ struct Reader {
             fail(n, key + ": expected a value, got null");
         }
         if (!n.IsScalar()) fail(n, key + ": expected a string");
+        // yaml-cpp decodes the escapes "\_", "\N", "\L", "\P" to single bytes, not UTF-8.
+        if (utf8::invalid_at(n.Scalar())) fail(n, key + ": expected UTF-8 text (an escape such as \"\\_\" decodes to a lone byte)");
         return n.Scalar();
     }
     std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
@@ -174,6 +177,7 @@ std::string target_to_yaml(const Target& t) {
 }
 
 Target target_from_text(const std::string& text, const std::string& filename) {
+    utf8::require(text, filename);
     YAML::Node root;
     try {
         root = YAML::Load(text);

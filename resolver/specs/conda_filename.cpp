@@ -10,6 +10,19 @@ bool ends_with(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// conda-build never puts these in a name, version or build: they are MatchSpec syntax (an
+// operator, a bracket, a separator), so a part holding one could not be written as a spec.
+// '!' is allowed in the version only (the epoch, "1!2.0").
+bool clean(std::string_view part, bool version) {
+    for (char c : part) {
+        auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f) return false;
+        if (std::string_view("=<>~,|()[]{}'\"@#*;:/\\?").find(c) != std::string_view::npos) return false;
+        if (c == '!' && !version) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 DistName DistName::parse(std::string_view text) {
@@ -26,6 +39,9 @@ DistName DistName::parse(std::string_view text) {
     if (d.name.empty() || d.version.empty() || d.build.empty())
         throw InputError("invalid conda dist name '" + std::string(text) +
                          "': expected name-version-build with none of them empty");
+    if (!clean(d.name, false) || !clean(d.version, true) || !clean(d.build, false))
+        throw InputError("invalid conda dist name '" + std::string(text) +
+                         "': expected name-version-build without spaces or MatchSpec characters (=<>~,|()[]@#*)");
     return d;
 }
 

@@ -389,7 +389,8 @@ Node parse_leaf(std::string_view whole, std::string_view raw) {
     if (s.back() == '*') {
         // "1.9*" and "1.9.*" both mean: starts with 1.9.
         while (!stem.empty() && stem.back() == '.') stem.remove_suffix(1);
-        if (s.size() < 2 || s.substr(s.size() - 2) != ".*") n.text = std::string(s.substr(0, s.size() - 1)) + ".*";
+        // Printed as the stem and ".*" ("1.9**" too), so the text reads back as the same prefix.
+        if (s.size() < 2 || s.substr(s.size() - 2) != ".*") n.text = std::string(stem) + ".*";
         n.op = Node::Op::starts_with;
         n.version = parse_operand(stem);
         return n;

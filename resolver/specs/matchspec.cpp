@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock::conda {
 
@@ -295,6 +296,13 @@ MatchSpec MatchSpec::parse(std::string_view text) {
     m.original_ = whole;
     auto compiled = std::make_shared<Compiled>();
 
+    // A spec is one line of text: a control character or a byte that is not UTF-8 cannot be
+    // printed back in a spec (found by fuzz/matchspec).
+    if (auto bad = utf8::invalid_at(text)) fail("expected UTF-8 text at column " + std::to_string(*bad + 1));
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        auto c = static_cast<unsigned char>(text[i]);
+        if ((c < 0x20 && c != '\t') || c == 0x7f) fail("expected a printable character at column " + std::to_string(i + 1));
+    }
     std::string_view s = trim(text);
     if (auto hash = s.find('#'); hash != std::string_view::npos) s = trim(s.substr(0, hash));
     if (auto cond = s.find(" if "); cond != std::string_view::npos) s = trim(s.substr(0, cond));   // future conditionals
@@ -302,8 +310,13 @@ MatchSpec MatchSpec::parse(std::string_view text) {
 
     // Legacy "feature@": a track_features query.
     if (s.back() == '@' && s.find_first_of(" =<>[") == std::string_view::npos) {
+        std::string_view feature = s.substr(0, s.size() - 1);
+        // A feature is a name ("mkl", "cuda80"): anything else could not be printed back.
+        if (feature.empty() || feature.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                                   std::string_view::npos)
+            fail("a feature name (letters, digits, '.', '_', '-') before '@'");
         m.name = "*";
-        m.extra["track_features"] = std::string(s.substr(0, s.size() - 1));
+        m.extra["track_features"] = std::string(feature);
         m.compiled_ = compiled;
         return m;
     }

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock::pep508 {
 
@@ -141,6 +142,11 @@ public:
     MarkerParser(std::string_view whole, std::size_t pos, std::string what) : s_(whole), pos_(pos), what_(std::move(what)) {}
 
     std::shared_ptr<const MarkerNode> parse_all() {
+        // Marker strings are Python str: UTF-8 text, which the lock's YAML and JSON can hold.
+        if (auto bad = utf8::invalid_at(s_.substr(pos_))) {
+            pos_ += *bad;
+            fail("UTF-8 text");
+        }
         auto node = parse_or();
         skip();
         if (pos_ != s_.size()) fail("'and', 'or' or the end of the marker");
@@ -343,6 +349,10 @@ public:
     explicit RequirementParser(std::string_view text) : s_(text) {}
 
     Requirement run() {
+        if (auto bad = utf8::invalid_at(s_)) {
+            pos_ = *bad;
+            fail("UTF-8 text");
+        }
         Requirement r;
         skip();
         r.name = identifier("a package name (letters, digits, '.', '-', '_')");

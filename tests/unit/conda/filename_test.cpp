@@ -4,6 +4,7 @@
 #include <string>
 
 #include "resolver/specs/conda_filename.hpp"
+#include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/errors.hpp"
 
 using envlock::conda::DistName;
@@ -65,4 +66,16 @@ TEST_CASE("other extensions and malformed stems are rejected with the expected f
     CHECK_THROWS_AS(PackageFilename::parse("numpy-1.0.tar.bz2"), envlock::InputError);
     CHECK_THROWS_AS(PackageFilename::parse("numpy-1.0-0.tar.gz"), envlock::InputError);
     CHECK_THROWS_AS(PackageFilename::parse(".conda"), envlock::InputError);
+}
+
+// Found by fuzz/matchspec (issue 20): the spec "pytho<n-33.6.6-0.tar.bz2" parsed as a file name
+// with the name "pytho<n", and its canonical form "pytho<n==33.6.6=0[fn=…]" did not parse.
+// conda-build's names, versions and builds never hold MatchSpec syntax or spaces.
+TEST_CASE("a file name whose parts hold MatchSpec characters or spaces is refused") {
+    CHECK_THROWS_AS(PackageFilename::parse("pytho<n-33.6.6-0.tar.bz2"), envlock::InputError);
+    CHECK_THROWS_AS(DistName::parse("numpy-1.19 5-py38_0"), envlock::InputError);
+    CHECK_THROWS_AS(DistName::parse("numpy-1.19.5-py38[0]"), envlock::InputError);
+    CHECK(DistName::parse("numpy-1!1.19.5-py38_0").version == "1!1.19.5");
+    CHECK(PackageFilename::parse("_libgcc_mutex-0.1-conda_forge.tar.bz2").name == "_libgcc_mutex");
+    CHECK_THROWS_AS(envlock::conda::MatchSpec::parse("pytho<n-33.6.6-0.tar.bz2"), envlock::InputError);
 }

@@ -581,3 +581,24 @@ TEST_CASE("track_features must be the same set; features must be present; licens
     CHECK(match("numpy~=1.10", l));
     CHECK_FALSE(match("numpy[version='>2']", l));
 }
+
+// Found by fuzz/matchspec (issue 20): "@" parsed as a track_features query for the empty
+// feature, printed as "*[track_features=]", which does not parse. conda's legacy "feature@"
+// form names a feature (conda/models/match_spec.py, _parse_spec_str).
+TEST_CASE("a legacy 'feature@' spec needs a feature name before '@'") {
+    CHECK_THROWS_AS(MatchSpec::parse("@"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("mk]l@"), envlock::InputError);
+    auto m = MatchSpec::parse("mkl@");
+    CHECK(m.extra.at("track_features") == "mkl");
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+}
+
+// Found by fuzz/matchspec (issue 20): a spec holding newlines, control characters and bytes
+// that are not UTF-8 parsed, and its canonical form did not read back the same. A spec is one
+// line of printable text.
+TEST_CASE("a MatchSpec with control characters or bytes that are not UTF-8 is refused") {
+    CHECK_THROWS_AS(MatchSpec::parse("p\x02 3"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("numpy\n>=1.19"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("numpy >=1.19,\xff"), envlock::InputError);
+    CHECK(MatchSpec::parse("numpy\t>=1.19").name == "numpy");
+}

@@ -277,3 +277,15 @@ TEST_CASE("glob_match: only '*' is special and the whole string must match") {
     CHECK(glob_match("py?8", "py?8"));
     CHECK(glob_match("**x", "abx"));
 }
+
+// Found by fuzz/conda_version (issue 20): "3.A**" printed as "3.A*.*", which reads back as a
+// glob, not the prefix match it was. conda reads any run of trailing '*' as ".*"
+// (conda/models/version.py, VersionSpec): the printed form is the stem and ".*".
+TEST_CASE("a version with several trailing '*' is a prefix match and prints as stem.*") {
+    auto spec = VersionSpec::parse("1.9**");
+    CHECK(spec.str() == "1.9.*");
+    CHECK(VersionSpec::parse(spec.str()).str() == "1.9.*");
+    CHECK(in("1.9**", "1.9.5"));
+    CHECK_FALSE(in("1.9**", "1.10"));
+    CHECK(VersionSpec::parse("3.A**").str() == VersionSpec::parse(VersionSpec::parse("3.A**").str()).str());
+}

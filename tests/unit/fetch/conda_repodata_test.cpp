@@ -238,3 +238,31 @@ TEST_CASE("sparse repodata: malformed input is bad input naming the source; a ba
     CHECK(records_of(rd, {"b"}).size() == 1);
     CHECK_THROWS_WITH_AS(records_of(rd, {"a"}), doctest::Contains("a-1-0.tar.bz2"), InputError);
 }
+
+// Found by fuzz/repodata under ASan (issue 20): a record whose `depends` list is never closed
+// was indexed (the indexing pass skips records without validating them), and reading it then
+// ran the on-demand parser past the record (SEGV). The record is refused as malformed.
+TEST_CASE("the sparse reader refuses a record that is not well-formed JSON") {
+    std::string json = R"({"packages": {
+      "a-1-0.tar.bz2": {"name": "a", "version": "1", "build": "0", "depends": ["b",
+        "sha256": "d32f78bfaac282cfe5205f46d558704ad737b8dbf71f9227788a5ca80facaba4", "size": 1},
+      "c-1-0.tar.bz2": {"name": "c", "version": "1", "build": "0", "depends": []}}})";
+    RepodataSource source{"https://c/x", "linux-64", "x/linux-64/repodata.json"};
+    CHECK_THROWS_AS(parse_repodata(json, source), InputError);
+    CHECK_THROWS_AS(records_of(index_repodata(json, 0, source), {"a", "c"}), InputError);
+}
+
+// Found by fuzz/repodata (issue 20): a flat {filename: record} index whose file name key holds
+// a JSON escape ("b\u002d2-0.tar.bz2") was read unescaped by the sparse reader but with the
+// raw escape by the full reader, so the two gave different URLs for one record.
+TEST_CASE("a flat index's escaped file name reads the same in the full and the sparse reader") {
+    std::string json = R"({"b\u002d2-0.tar.bz2": {"name": "b", "version": "2", "build": "0"}})";
+    RepodataSource source{"https://c/x", "linux-64", "index.json"};
+    auto full = parse_repodata(json, source);
+    REQUIRE(full.size() == 1);
+    CHECK(full[0].filename == "b-2-0.tar.bz2");
+    CHECK(full[0].url == "https://c/x/linux-64/b-2-0.tar.bz2");
+    auto sparse = records_of(index_repodata(json, 0, source), {"b"});
+    REQUIRE(sparse.size() == 1);
+    CHECK(sparse[0].url == full[0].url);
+}

@@ -168,3 +168,35 @@ TEST_CASE("real snapshot: the openmmlab page lists mmcv-full 1.6.0 to 1.7.2 from
     for (const auto& r : mmcv) CHECK(r.name == "mmcv");
     CHECK(mmcv.size() > 0);
 }
+
+// Found by fuzz/pypi_html (issue 20): a page ending inside an unterminated attribute value
+// made the link reader read past the page (std::out_of_range, an internal error).
+TEST_CASE("a page that ends inside an unterminated <a href=\"… is read without failing") {
+    std::string page = "<a href=\"mmdet-2.14.0-py3-none-any.whl\">mmdet</a>\n<a href=\"../../files/mmde.tar.gz</a>";
+    auto links = parse_html_links(page, "https://pypi.example/simple/mmdet/");
+    REQUIRE(!links.empty());
+    CHECK(links[0].filename == "mmdet-2.14.0-py3-none-any.whl");
+    CHECK_NOTHROW(parse_html_links("<a href=\"x", "https://pypi.example/simple/x/"));
+}
+
+// Found by fuzz/pypi_json (issue 20): read for project "torch", the sdist
+// "torch-2.0.0-cp38-cp38-m-1.0.0.tar.gz" became torch "2.0.0-cp38-cp38-m-1.0.0" (not a PEP 440
+// version), though read for every project it is project "torch-2.0.0-cp38-cp38-m" 1.0.0.
+TEST_CASE("an sdist whose name/version split names another project is not this project's") {
+    auto d = parse_dist_filename("torch-2.0.0-cp38-cp38-m-1.0.0.tar.gz", "torch");
+    CHECK_FALSE(d.has_value());
+    auto all = parse_dist_filename("torch-2.0.0-cp38-cp38-m-1.0.0.tar.gz");
+    REQUIRE(all.has_value());
+    CHECK(all->version == "1.0.0");
+    auto dashed = parse_dist_filename("mmcv-full-1.7.0.tar.gz", "mmcv-full");
+    REQUIRE(dashed.has_value());
+    CHECK(dashed->version == "1.7.0");
+}
+
+// Found by fuzz/pypi_json (issue 20): a number too large for a double ("9e415") made the JSON
+// parser throw out_of_range, which escaped as an internal error; it is malformed input.
+TEST_CASE("a PEP 691 or JSON API page with a number out of range is malformed input") {
+    CHECK_THROWS_AS(parse_simple_json(R"({"files": [], "x": 9e415})", "https://pypi.example/simple/torch/"), InputError);
+    CHECK_THROWS_AS(parse_pypi_json(R"({"info": {}, "releases": {}, "x": 9e415})", "https://pypi.example/pypi/torch/json"),
+                    InputError);
+}

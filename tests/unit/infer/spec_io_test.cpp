@@ -205,3 +205,45 @@ TEST_CASE("inference: text that is no requirement becomes an 'unreadable' note (
     CHECK(format_provenance(s.notes[0].from) == "requirements.txt:2");
     CHECK_NOTHROW(spec_from_yaml_text(spec_to_yaml_text(s), "x.yaml"));
 }
+
+// Found by fuzz/lock under ASan (issue 20): the check for unknown keys held a reference to
+// the temporary pair yaml-cpp's map iterator returns (stack-use-after-scope), so the key it
+// named in the error was read from freed stack.
+TEST_CASE("spec YAML: an unknown key of the spec map is named in the error") {
+    try {
+        spec_from_yaml_text("packages:\n", "envlock.yaml");
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("unknown key 'packages'") != std::string::npos);
+    }
+}
+
+// With the target reader's check (issue 20, fuzz/target): a spec value whose escape yaml-cpp
+// decodes to a lone byte ("\_" is U+00A0) is refused with its line, not written as bad JSON.
+TEST_CASE("spec YAML: a value whose escape decodes to a byte that is not UTF-8 is refused") {
+    try {
+        spec_from_yaml_text("name: \"a\\_b\"\n", "envlock.yaml");
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("expected UTF-8 text") != std::string::npos);
+    }
+}
+
+// Found by fuzz/requirements_txt, fuzz/setup_py and fuzz/infer_docs (issue 20): a checkout
+// file with bytes that are not UTF-8 (a Latin-1 README) went into the spec as is, so
+// `envlock spec --json` failed with an internal error and the written lock did not read back.
+// Files are read as UTF-8, a bad byte as U+FFFD (Python's errors="replace").
+TEST_CASE("a checkout whose files are not UTF-8 gives a spec that writes and reads back") {
+    RepoFiles repo;
+    repo.files["requirements.txt"] = "numpy==1.19.5\ntorch==1.9.1 # caf\xe9\n";
+    repo.files["README.md"] = "# Install \xff\n\n```bash\npip install mmcv-full==1.4.0  # \x8b\n```\n";
+    repo.files["setup.py"] = "from setuptools import setup\nsetup(name='d\xe9mo', install_requires=['yapf==0.30.0'])\n";
+    Spec spec = infer_spec(repo, "repo");
+    std::string json;
+    CHECK_NOTHROW(json = spec_to_json(spec).dump());
+    std::string yaml = spec_to_yaml_text(spec);
+    CHECK(spec_to_yaml_text(spec_from_yaml_text(yaml, "envlock.yaml")) == yaml);
+    auto package = read_package_requirements({{"setup.py", repo.files["setup.py"]}});
+    CHECK_NOTHROW(nlohmann::json(package.name).dump());
+    CHECK(package.requires_dist == std::vector<std::string>{"yapf==0.30.0"});
+}

@@ -230,3 +230,18 @@ TEST_CASE("`~=` where a side is not a PEP 440 version is an error, not false (PE
     // Between versions, ~= keeps its PEP 440 meaning.
     CHECK(Marker::parse("python_version ~= \"3.6\"").evaluate(env));
 }
+
+// Found by fuzz/pep508 (issue 20): a marker string holding bytes that are not UTF-8 parsed,
+// and writing the requirement as JSON (`envlock spec --json`) then failed with an internal
+// error. Requirement files are UTF-8 text (pip decodes them so); the bad byte is named.
+TEST_CASE("a requirement that is not UTF-8 text is refused with the column of the bad byte") {
+    std::string text = "requests>=2.8.1; python_version < \"2.7\xff\"";
+    try {
+        Requirement::parse(text);
+        FAIL("expected an InputError");
+    } catch (const envlock::InputError& e) {
+        CHECK(std::string(e.what()).find("expected UTF-8 text at column 39") != std::string::npos);
+    }
+    CHECK_THROWS_AS(Marker::parse("python_version < \"\xc3\x28\""), envlock::InputError);
+    CHECK(Requirement::parse("name; platform_version == \"caf\xc3\xa9\"").applies(linux38) == false);
+}

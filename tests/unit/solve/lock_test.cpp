@@ -90,3 +90,17 @@ TEST_CASE("an unknown top-level key is refused") {
     std::string text = write_lock(small_lock()) + "surprise: 1\n";
     CHECK_THROWS_AS(read_lock(text, "envlock.yaml"), InputError);
 }
+
+// With the target reader's UTF-8 check (issue 20, fuzz/target): a lock is YAML, UTF-8 text,
+// written back as YAML and JSON; a byte that is not UTF-8 is named by line and column.
+TEST_CASE("a lock that is not UTF-8 is refused with its line and column") {
+    std::string text = write_lock(small_lock());
+    text = replace(text, "name: demo", "name: d\xe9mo");
+    try {
+        read_lock(text, "envlock.yaml");
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("expected UTF-8 text, found byte 0xE9 at column") != std::string::npos);
+        CHECK(std::string(e.what()).rfind("envlock.yaml:", 0) == 0);
+    }
+}

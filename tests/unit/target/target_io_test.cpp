@@ -76,3 +76,28 @@ TEST_CASE("bad target files name file, line and what was expected") {
     CHECK(message("gpus: [\n").find("not valid YAML") != std::string::npos);
     CHECK(message("compilers: [{path: /usr/bin/gcc}]\n") == "t.yaml:1: compilers[0]: expected kind and version");
 }
+
+// Found by fuzz/target (issue 20): a GPU name with a byte that is not UTF-8 was read, and
+// `envlock detect --target FILE --json` then failed with an internal error (JSON holds UTF-8
+// only). YAML is UTF-8 text: the file, line and column of the bad byte are named.
+TEST_CASE("a target file that is not UTF-8 is refused with its line and column") {
+    try {
+        envlock::target_from_text("gpus:\n  - name: RTX\xff\n", "t.yaml");
+        FAIL("expected an InputError");
+    } catch (const envlock::InputError& e) {
+        CHECK(std::string(e.what()) == "t.yaml:2: expected UTF-8 text, found byte 0xFF at column 14");
+    }
+}
+
+// Found by fuzz/target (issue 20): yaml-cpp decodes the YAML escape "\_" (U+00A0) to the lone
+// byte 0xA0, so a UTF-8 file still gave a value that is not UTF-8, and writing the target as
+// JSON failed with an internal error. Values are checked after decoding.
+TEST_CASE("a target value whose YAML escape decodes to a byte that is not UTF-8 is refused") {
+    try {
+        envlock::target_from_text("platform: linux-64\ncpu-flags: [\"a\\_b\"]\n", "t.yaml");
+        FAIL("expected an InputError");
+    } catch (const envlock::InputError& e) {
+        CHECK(std::string(e.what()).rfind("t.yaml:2", 0) == 0);
+        CHECK(std::string(e.what()).find("expected UTF-8 text") != std::string::npos);
+    }
+}

@@ -1,0 +1,23 @@
+// requirements.txt reading (resolver/infer/requirements): read_requirements_txt on the input,
+// each requirement line re-classified as a pip argument, then a checkout holding only this
+// file inferred into a Spec. Property: the inferred spec printed and re-read is equal.
+#include "fuzz/spec_round_trip.hpp"
+#include "resolver/infer/parts.hpp"
+
+using namespace envlock;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::string input(fuzz::text(data, size));
+    for (const auto& item : infer::read_requirements_txt(input))
+        if (item.kind == infer::PipItem::Kind::requirement) (void)infer::classify_pip_argument(item.value, item.editable);
+    RepoFiles repo;
+    repo.files["requirements.txt"] = input;
+    Spec spec;
+    try {
+        spec = infer_spec(repo, "repo");
+    } catch (const Error&) {
+        return 0;
+    }
+    fuzz::check_spec_round_trip(spec);
+    return 0;
+}
