@@ -24,7 +24,4 @@ void add_spec(CLI::App& app, int& exit_code);
 void add_inspect_versions(CLI::App& inspect, int& exit_code);
 void add_inspect_knowledge(CLI::App& inspect, int& exit_code);
 
-// For subcommands whose issue has not landed: says so plainly and exits 2, no fake output.
-[[noreturn]] void not_implemented(const std::string& command);
-
 }  // namespace envlock::cli

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
 #include "cli/output.hpp"
@@ -22,7 +24,7 @@ namespace fs = std::filesystem;
 struct InstallFlags {
     std::string lock, prefix, target, cache_dir, link_mode = "hardlink";
     std::vector<std::string> mirrors;
-    bool offline = false, repair = false, dry_run = false, quiet = false, compile = false;
+    bool offline = false, repair = false, dry_run = false, quiet = false, compile = false, json = false;
     int jobs = 0;
 };
 
@@ -119,6 +121,25 @@ void print_plan(const install::InstallPlan& plan, bool dry_run) {
     std::cout << "\n";
 }
 
+// The result with the lock's spelling of kinds and names, for scripts and CI.
+nlohmann::json result_json(const install::InstallResult& r, const fs::path& prefix, bool dry_run, bool repair) {
+    auto packages = [](const std::vector<install::PlannedPackage>& list) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto& p : list) a.push_back({{"name", p.name}, {"version", p.version}, {"kind", p.kind}, {"size", p.size}});
+        return a;
+    };
+    nlohmann::json j = {{"prefix", fs::absolute(prefix).lexically_normal().string()},
+                        {"dry-run", dry_run},
+                        {"changed", r.changed},
+                        {"add", packages(r.plan.add)},
+                        {"remove", packages(r.plan.remove)},
+                        {"keep", r.plan.keep},
+                        {"reasons", r.plan.reasons},
+                        {"recovered", r.recovered}};
+    if (repair) j["repair"] = {{"restored", r.restored}, {"removed-foreign", r.removed_foreign}, {"unknown-kept", r.unknown_kept}};
+    return j;
+}
+
 }  // namespace
 
 void add_install(CLI::App& app, int& exit_code) {
@@ -136,6 +157,7 @@ void add_install(CLI::App& app, int& exit_code) {
     cmd->add_option("--mirror", f->mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
     cmd->add_flag("--compile", f->compile, "write bytecode (__pycache__/*.pyc) for the wheels' .py files, as pip does by default");
     cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors (no progress, no per-package lines)");
+    cmd->add_flag("--json", f->json, "print the plan and what changed as JSON (no progress lines)");
     cmd->callback([cmd, f, &exit_code] {
         std::string path = lock_path(f->lock);
         Lock lock = read_lock(read_text_file(path, "lock"), path);
@@ -162,7 +184,7 @@ void add_install(CLI::App& app, int& exit_code) {
         install::PythonStepOptions python;
         python.compile = f->compile;
         install::use_default_installers(o, python);
-        const bool quiet = f->quiet || output_of(*cmd).quiet;   // `envlock -q install` too
+        const bool quiet = f->quiet || f->json || output_of(*cmd).quiet;   // `envlock -q install` too
         DownloadDisplay progress(lock, quiet);
         o.say = [&progress, quiet](const std::string& line) {
             if (quiet && line.rfind("warning:", 0) != 0) return;
@@ -173,6 +195,10 @@ void add_install(CLI::App& app, int& exit_code) {
 
         install::InstallResult r = install::install_lock(lock, o);
         progress.finish();
+        if (f->json) {
+            std::cout << result_json(r, o.prefix, f->dry_run, f->repair).dump(2) << "\n";
+            return;
+        }
         if (quiet) return;
         for (const auto& line : r.recovered)
             if (f->dry_run) std::cout << line << "\n";

@@ -94,6 +94,24 @@ TEST_CASE("the default prefix is .envlock/<target> beside the lock; --dry-run pr
     CHECK(!fs::exists(cache));
 }
 
+TEST_CASE("install --json prints the plan with the lock's names and kinds, and nothing else on stdout (issue 19)") {
+    fs::path work = make_temp_dir("cli-json");
+    fs::copy_file(demo_lock(), work / "envlock.yaml");
+    auto dry = run_envlock({"install", (work / "envlock.yaml").string(), "--cache-dir", (work / "cache").string(), "--dry-run", "--json"});
+    REQUIRE_MESSAGE(dry.exit_code == 0, dry.err);
+    auto j = nlohmann::json::parse(dry.out);
+    CHECK(j["prefix"] == (work / ".envlock/default").string());
+    CHECK(j["dry-run"] == true);
+    CHECK(j["changed"] == false);
+    REQUIRE(j["add"].is_array());
+    CHECK_FALSE(j["add"].empty());
+    for (const auto& p : j["add"]) {
+        CHECK(p["name"].is_string());
+        CHECK(p["kind"].is_string());
+    }
+    CHECK(!fs::exists(work / ".envlock"));
+}
+
 TEST_CASE("install flags: an unknown --target or --link-mode is bad input (exit 2), a missing lock too") {
     fs::path work = make_temp_dir("cli-flags");
     auto t = run_envlock({"install", demo_lock().string(), "--target", "lab-h100", "--prefix", (work / "p").string()});
