@@ -1,11 +1,15 @@
 // `envlock index list NAME`: every version the given sources offer, newest first, with its
 // builds (conda) or files (PyPI), like `pip index versions` and `micromamba search`.
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "fetch/index_listing.hpp"
 #include "fetch/index_sources.hpp"
 #include "fetch/settings.hpp"
@@ -70,7 +74,7 @@ void print_text(const std::string& name, const std::vector<fetch::VersionGroup>&
     }
 }
 
-void run_list(const IndexListOptions& o, int& exit_code) {
+void run_list(const IndexListOptions& o, const Output& out, int& exit_code) {
     fetch::CommandLineSettings cli;
     if (o.jobs) cli.jobs = o.jobs;
     if (!o.cache_dir.empty()) cli.cache_dir = o.cache_dir;
@@ -86,7 +90,33 @@ void run_list(const IndexListOptions& o, int& exit_code) {
     if (sources.channels.empty() && sources.index_urls.empty() && sources.find_links.empty())
         sources.index_urls.push_back("https://pypi.org/simple");
 
-    auto groups = fetch::group_by_version(fetch::find_records(sources, o.name, ctx));
+    // A cold fetch of a big channel takes seconds: the same progress line as resolve's.
+    Progress progress(out);
+    std::size_t documents = 0;
+    std::map<std::size_t, std::uint64_t> in_flight;
+    std::uint64_t finished_bytes = 0;
+    const auto start = std::chrono::steady_clock::now();
+    ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
+        if (done) {
+            in_flight.erase(index);
+            finished_bytes += received;
+            ++documents;
+        } else {
+            in_flight[index] = received;
+        }
+        std::uint64_t bytes = finished_bytes;
+        for (const auto& [i, b] : in_flight) bytes += b;
+        progress.update("Fetching indexes: " + std::to_string(documents) + " documents, " + human_bytes(bytes));
+        return true;
+    };
+    auto records = fetch::find_records(sources, o.name, ctx);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (documents) {
+        char took[32];
+        std::snprintf(took, sizeof took, "%.2f s", seconds);
+        progress.finish("Fetched " + std::to_string(documents) + " index documents (" + human_bytes(finished_bytes) + ") in " + took, seconds);
+    }
+    auto groups = fetch::group_by_version(std::move(records));
     if (groups.empty()) {
         std::string where;
         for (const auto* list : {&sources.channels, &sources.index_urls, &sources.find_links})
@@ -124,7 +154,7 @@ void add_index(CLI::App& app, int& exit_code) {
     list->add_option("--cache-dir", opts->cache_dir, "HTTP cache directory (default $XDG_CACHE_HOME/envlock)");
     list->add_option("--mirror", opts->mirrors, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable)");
     list->add_option("-j,--jobs", opts->jobs, "Parallel downloads (default 8)")->check(CLI::PositiveNumber);
-    list->callback([opts, &exit_code] { run_list(*opts, exit_code); });
+    list->callback([opts, list, &exit_code] { run_list(*opts, output_of(*list), exit_code); });
 }
 
 }  // namespace envlock::cli

@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quoted(const std::string& s) {
+std::string shell_quoted(const std::string& s) {
     std::string out = "'";
     for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
@@ -32,7 +32,7 @@ TEST_CASE("on a terminal a cold resolve draws its progress in place and ends eac
     auto dir = temp_dir("tty");
     write_file(dir / "target.yaml", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
     std::string command = ENVLOCK_BINARY;
-    for (const auto& a : resolve_args(dir, "cold-cache")) command += " " + quoted(a);
+    for (const auto& a : resolve_args(dir, "cold-cache")) command += " " + shell_quoted(a);
     auto r = run_program({"script", "-qec", command, "/dev/null"}, {"TERM=xterm", "NO_COLOR=1"});
     REQUIRE_MESSAGE(r.exit_code == 0, r.out);
     INFO(r.out);
@@ -61,9 +61,24 @@ TEST_CASE("a terminal with --quiet shows no progress either") {
     auto dir = temp_dir("ttyq");
     write_file(dir / "target.yaml", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
     std::string command = ENVLOCK_BINARY;
-    for (const auto& a : resolve_args(dir, "cache")) command += " " + quoted(a);
+    for (const auto& a : resolve_args(dir, "cache")) command += " " + shell_quoted(a);
     auto r = run_program({"script", "-qec", command + " -q", "/dev/null"}, {"TERM=xterm"});
     REQUIRE_MESSAGE(r.exit_code == 0, r.out);
     CHECK(r.out.find("Fetching") == std::string::npos);
     CHECK(r.out.find("Solved") == std::string::npos);
+}
+
+TEST_CASE("index list shows the same progress on a terminal, and none in a pipe") {
+    auto dir = temp_dir("indexprogress");
+    std::string index = mirror_server().server->url() + "/pypi/simple";
+    std::string command = std::string(ENVLOCK_BINARY) + " index list numpy -i " + shell_quoted(index) + " --cache-dir " +
+                          shell_quoted((dir / "cache").string());
+    auto tty = run_program({"script", "-qec", command, "/dev/null"}, {"TERM=xterm", "NO_COLOR=1"});
+    REQUIRE_MESSAGE(tty.exit_code == 0, tty.out);
+    CHECK(tty.out.find(kErase + "Fetching indexes: ") != std::string::npos);
+    CHECK(tty.out.find("Fetched 1 index documents (") != std::string::npos);
+    CHECK(tty.out.find("numpy: ") != std::string::npos);
+    auto pipe = run_envlock({"index", "list", "numpy", "-i", index, "--cache-dir", (dir / "cache2").string()});
+    REQUIRE_MESSAGE(pipe.exit_code == 0, pipe.err);
+    CHECK(pipe.err.find("Fetch") == std::string::npos);
 }
