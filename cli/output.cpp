@@ -83,7 +83,7 @@ std::string Output::out(const std::string& text, Style style) const { return pai
 std::string Output::err(const std::string& text, Style style) const { return paint(color_err, text, style); }
 
 void add_output_flags(CLI::App& root) {
-    root.add_flag("-q,--quiet")->description("print results only: no notes, no change summary");
+    root.add_flag("-q,--quiet")->description("print results only: no notes, no change summary, no progress");
     root.add_flag("-v,--verbose")->description("print the full derivation where a command has one");
     // Let `envlock resolve -q` reach the root's flags.
     root.fallthrough();
