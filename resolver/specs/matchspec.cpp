@@ -616,7 +616,9 @@ std::string MatchSpec::str() const {
         }
     }
     if (!build.empty()) {
-        if (build.find_first_of("><$^|,") != std::string::npos) brackets.push_back("build='" + build + "'");
+        // ':' would read back as a channel separator, ' ' and '=' as field separators, '[' ']'
+        // as brackets: such a build is only safe quoted inside brackets.
+        if (build.find_first_of("><$^|,: =[]") != std::string::npos) brackets.push_back("build='" + build + "'");
         else if (build.find('*') != std::string::npos) brackets.push_back("build=" + build);
         else if (version_exact) out += "=" + build;
         else brackets.push_back("build=" + build);

@@ -602,3 +602,17 @@ TEST_CASE("a MatchSpec with control characters or bytes that are not UTF-8 is re
     CHECK_THROWS_AS(MatchSpec::parse("numpy >=1.19,\xff"), envlock::InputError);
     CHECK(MatchSpec::parse("numpy\t>=1.19").name == "numpy");
 }
+
+// Found by fuzz/matchspec (issue 20, session 4): a build string holding ':' printed in the
+// compact form "numpy==1.10=py38_0:", where ':' reads as a channel separator and the spec no
+// longer parses. Such a build goes quoted into brackets, which conda reads the same way.
+TEST_CASE("a build string with ':', ' ', '=' or brackets prints inside brackets, quoted, and reads back") {
+    for (const char* text : {"numpy[version=1.10 build=py38_0:]", "numpy[version=1.10,build='a b']", "numpy[build='x=y']"}) {
+        CAPTURE(text);
+        auto m = MatchSpec::parse(text);
+        auto again = MatchSpec::parse(m.str());
+        CHECK(again.str() == m.str());
+        CHECK(again.build == m.build);
+    }
+    CHECK(MatchSpec::parse("numpy[version=1.10 build=py38_0:]").str() == "numpy==1.10[build='py38_0:']");
+}
