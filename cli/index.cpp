@@ -1,9 +1,7 @@
 // `envlock index list NAME`: every version the given sources offer, newest first, with its
 // builds (conda) or files (PyPI), like `pip index versions` and `micromamba search`.
 #include <chrono>
-#include <cstdio>
 #include <iostream>
-#include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +10,7 @@
 #include "cli/output.hpp"
 #include "fetch/index_listing.hpp"
 #include "fetch/index_sources.hpp"
+#include "fetch/transport.hpp"
 #include "fetch/settings.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -92,30 +91,16 @@ void run_list(const IndexListOptions& o, const Output& out, int& exit_code) {
 
     // A cold fetch of a big channel takes seconds: the same progress line as resolve's.
     Progress progress(out);
-    std::size_t documents = 0;
-    std::map<std::size_t, std::uint64_t> in_flight;
-    std::uint64_t finished_bytes = 0;
+    fetch::TransferTally tally;
     const auto start = std::chrono::steady_clock::now();
     ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
-        if (done) {
-            in_flight.erase(index);
-            finished_bytes += received;
-            ++documents;
-        } else {
-            in_flight[index] = received;
-        }
-        std::uint64_t bytes = finished_bytes;
-        for (const auto& [i, b] : in_flight) bytes += b;
-        progress.update("Fetching indexes: " + std::to_string(documents) + " documents, " + human_bytes(bytes));
+        tally.record(index, received, done);
+        progress.update(fetching_indexes_text(tally.finished(), tally.bytes()));
         return true;
     };
     auto records = fetch::find_records(sources, o.name, ctx);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (documents) {
-        char took[32];
-        std::snprintf(took, sizeof took, "%.2f s", seconds);
-        progress.finish("Fetched " + std::to_string(documents) + " index documents (" + human_bytes(finished_bytes) + ") in " + took, seconds);
-    }
+    if (tally.finished()) progress.finish(fetched_indexes_text(tally.finished(), tally.bytes(), seconds), seconds);
     auto groups = fetch::group_by_version(std::move(records));
     if (groups.empty()) {
         std::string where;

@@ -158,6 +158,20 @@ std::string human_bytes(unsigned long long bytes) {
     return buf;
 }
 
+std::string seconds_text(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, seconds < 10 ? "%.2f s" : "%.1f s", seconds);
+    return buf;
+}
+
+std::string fetching_indexes_text(std::size_t documents, unsigned long long bytes) {
+    return "Fetching indexes: " + std::to_string(documents) + " documents, " + human_bytes(bytes);
+}
+
+std::string fetched_indexes_text(std::size_t documents, unsigned long long bytes, double seconds) {
+    return "Fetched " + std::to_string(documents) + " index documents (" + human_bytes(bytes) + ") in " + seconds_text(seconds);
+}
+
 void Progress::update(const std::string& text) {
     if (o_.quiet || !o_.tty_err) return;
     long long now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -44,6 +44,11 @@ private:
 
 // "35.2 MB", "812 kB", "96 B".
 std::string human_bytes(unsigned long long bytes);
+// "0.31 s", "12.4 s".
+std::string seconds_text(double seconds);
+// The index-fetch step as resolve and index list show it: running, and its outcome.
+std::string fetching_indexes_text(std::size_t documents, unsigned long long bytes);
+std::string fetched_indexes_text(std::size_t documents, unsigned long long bytes, double seconds);
 
 // The root's -q/-v flags (registered by add_output_flags) as seen from a subcommand's callback.
 void add_output_flags(CLI::App& root);

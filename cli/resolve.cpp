@@ -1,4 +1,3 @@
-#include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -13,12 +12,6 @@ namespace envlock::cli {
 
 namespace {
 
-std::string seconds_text(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, s < 10 ? "%.2f s" : "%.1f s", s);
-    return buf;
-}
-
 void show_step(Progress& p, const ResolveStep& s) {
     using Stage = ResolveStep::Stage;
     std::string count = std::to_string(s.done);
@@ -28,9 +21,9 @@ void show_step(Progress& p, const ResolveStep& s) {
             else p.finish("Read " + std::to_string(s.total) + " git source" + (s.total == 1 ? "" : "s") + " in " + seconds_text(s.seconds), s.seconds);
             break;
         case Stage::indexes:
-            if (!s.finished) p.update("Fetching indexes: " + count + " documents, " + human_bytes(s.bytes));
+            if (!s.finished) p.update(fetching_indexes_text(s.done, s.bytes));
             else if (s.done == 0) p.finish("Indexes read from the cache in " + seconds_text(s.seconds), s.seconds);
-            else p.finish("Fetched " + count + " index documents (" + human_bytes(s.bytes) + ") in " + seconds_text(s.seconds), s.seconds);
+            else p.finish(fetched_indexes_text(s.done, s.bytes, s.seconds), s.seconds);
             break;
         case Stage::solve:
             if (!s.finished) p.update("Solving");

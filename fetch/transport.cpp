@@ -448,4 +448,27 @@ std::vector<Response> perform(const std::vector<Request>& requests, const Transp
     return responses;
 }
 
+void TransferTally::record(std::size_t index, std::uint64_t received, bool done) {
+    std::lock_guard lock(mutex_);
+    if (done) {
+        in_flight_.erase(index);
+        finished_bytes_ += received;
+        ++finished_;
+    } else {
+        in_flight_[index] = received;
+    }
+}
+
+std::size_t TransferTally::finished() const {
+    std::lock_guard lock(mutex_);
+    return finished_;
+}
+
+std::uint64_t TransferTally::bytes() const {
+    std::lock_guard lock(mutex_);
+    std::uint64_t total = finished_bytes_;
+    for (const auto& [index, held] : in_flight_) total += held;
+    return total;
+}
+
 }  // namespace envlock::fetch

@@ -6,7 +6,9 @@
 // URL, ~/.netrc or the file $NETRC names (a lock never holds them); neither ever appears in an error message (URLs are redacted).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +65,22 @@ struct Response {
     std::string error;
 
     bool ok() const { return error.empty() && status >= 200 && status < 300; }
+};
+
+// Running totals over the transfers of successive perform() calls, for a progress display
+// (TransportOptions::progress feeds record()): calls follow one another, so a transfer in
+// flight is known by its index; a finished one is counted once. Thread-safe.
+class TransferTally {
+public:
+    void record(std::size_t index, std::uint64_t received, bool done);
+    std::size_t finished() const;
+    std::uint64_t bytes() const;   // finished ones and what the ones in flight hold so far
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::size_t, std::uint64_t> in_flight_;
+    std::size_t finished_ = 0;
+    std::uint64_t finished_bytes_ = 0;
 };
 
 // Runs every request to completion; the answers come back in the order of `requests`.

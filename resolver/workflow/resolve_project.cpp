@@ -13,6 +13,7 @@
 #include "fetch/files.hpp"
 #include "fetch/git_source.hpp"
 #include "fetch/index_sources.hpp"
+#include "fetch/transport.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/infer/infer.hpp"
 #include "resolver/infer/recipe.hpp"
@@ -56,34 +57,6 @@ public:
 private:
     const ResolveOptions& o_;
     std::chrono::steady_clock::time_point start_;
-};
-
-// Index fetches as one running count: transfers report by their index within one perform()
-// call, and calls follow one another, so a transfer in flight is known by its index.
-class IndexProgress {
-public:
-    explicit IndexProgress(StageReport& report) : report_(report) {}
-    bool on_transfer(std::size_t index, std::uint64_t received, bool done) {
-        std::lock_guard lock(mutex_);
-        if (done) {
-            in_flight_.erase(index);
-            finished_bytes_ += received;
-            ++report_.step_.done;
-        } else {
-            in_flight_[index] = received;
-        }
-        std::uint64_t bytes = finished_bytes_;
-        for (const auto& [i, b] : in_flight_) bytes += b;
-        report_.step_.bytes = bytes;
-        report_.running();
-        return true;
-    }
-
-private:
-    StageReport& report_;
-    std::mutex mutex_;
-    std::map<std::size_t, std::uint64_t> in_flight_;
-    std::uint64_t finished_bytes_ = 0;
 };
 
 bool looks_like_lock(const std::string& text) {
@@ -613,11 +586,17 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         return pkg.requires_dist;
     };
     StageReport index_stage(o, ResolveStep::Stage::indexes);
-    IndexProgress index_progress(index_stage);
+    fetch::TransferTally tally;
+    std::mutex report_mutex;
     if (o.on_step) {
         index_stage.running();
         ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
-            return index_progress.on_transfer(index, received, done);
+            tally.record(index, received, done);
+            std::lock_guard lock(report_mutex);
+            index_stage.step_.done = tally.finished();
+            index_stage.step_.bytes = tally.bytes();
+            index_stage.running();
+            return true;
         };
     }
     auto closure = fetch::collect_index_closure(request, ctx);
