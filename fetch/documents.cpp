@@ -46,6 +46,8 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             d.content_type = entry->content_type;
             d.data = std::move(entry->data);
             d.body_offset = entry->body_offset;
+            d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
+            d.cache_header = std::move(entry->header);
             continue;
         }
         if (ctx.offline && !local) {
@@ -76,6 +78,8 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             d.content_type = entry->content_type;
             d.data = std::move(entry->data);
             d.body_offset = entry->body_offset;
+            d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
+            d.cache_header = std::move(entry->header);
             continue;
         }
         d.status = r.status;
@@ -98,12 +102,14 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             meta.last_modified = r.last_modified;
             meta.cache_control = r.cache_control;
             if (!not_found) meta.content_type = r.content_type;
-            cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, not_found ? std::string_view() : r.body);
+            std::string header;
+            if (cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, not_found ? std::string_view() : r.body,
+                            &header) && !not_found) {
+                d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
+                d.cache_header = std::move(header);
+            }
         }
-        if (r.ok()) {
-            r.body.reserve(r.body.size() + 64);  // JSON parser padding
-            d.data = std::move(r.body);
-        }
+        if (r.ok()) d.data = PaddedBuffer(std::move(r.body));   // JSON parser padding reserved
     }
     return docs;
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "fetch/padded_buffer.hpp"
 #include "fetch/settings.hpp"
 
 namespace envlock::fetch {
@@ -34,11 +35,15 @@ struct Document {
     bool revalidated = false;     // the server answered 304
     bool missing_offline = false; // offline and not in the cache
     std::string error;            // network failure after retries (see Response::error)
-    // Body storage; body() views into it (with JSON padding after it).
-    std::string data;
+    // Body storage (a cache entry mapped, or what the network sent); body() views into it,
+    // with JSON padding after it.
+    PaddedBuffer data;
     std::size_t body_offset = 0;
+    // The HTTP cache entry that holds this body, and its header line (CacheEntry::header):
+    // empty when the body is in no cache entry (file://, no cache, not storable).
+    std::string cache_path, cache_header;
 
-    std::string_view body() const { return std::string_view(data).substr(body_offset); }
+    std::string_view body() const { return data.view().substr(body_offset); }
     bool ok() const { return error.empty() && status >= 200 && status < 300; }
 };
 

@@ -67,16 +67,10 @@ std::string name_of_matchspec(const std::string& matchspec) {
 }
 
 // A conda-forge-sized channel holds ~465k records; a solve needs the few hundred its roots
-// reach through depends. Each document is indexed by name without reading its records, and
-// only the records of reached names are read.
-std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> docs, const std::vector<std::string>& channels,
-                                               const std::vector<std::string>& roots, std::vector<std::string>& names_offered) {
-    std::vector<SparseRepodata> sparse;
-    for (auto& d : docs) sparse.push_back(index_repodata(std::move(d.json), d.offset, d.source));
-    std::set<std::string> offered;
-    for (const auto& s : sparse)
-        for (const auto& entry : s.by_name) offered.insert(entry.first);
-    names_offered.assign(offered.begin(), offered.end());
+// reach through depends. Each document is indexed by name without reading its records (or its
+// saved name index is mapped), and only the records of reached names are read.
+std::vector<std::vector<std::pair<size_t, IndexRecord>>> reach_records(const std::vector<SparseRepodata>& sparse,
+                                                                       const std::vector<std::string>& roots) {
     std::set<std::string> reached;
     std::deque<std::string> queue;
     auto reach = [&](const std::string& name) {
@@ -95,6 +89,27 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
                 kept[i].emplace_back(position, std::move(r));
             });
     }
+    return kept;
+}
+
+std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> docs, const std::vector<std::string>& channels,
+                                               const std::vector<std::string>& roots, std::vector<std::string>& names_offered) {
+    std::vector<SparseRepodata> sparse;
+    for (const auto& d : docs) sparse.push_back(open_sparse_repodata(d));
+    std::vector<std::vector<std::pair<size_t, IndexRecord>>> kept;
+    try {
+        kept = reach_records(sparse, roots);
+    } catch (const StaleNameIndex&) {
+        // A saved index that does not fit its body: every saved one is built again from its
+        // body (and saved anew), and the walk starts over, so no record can be missed.
+        for (size_t i = 0; i < sparse.size(); ++i)
+            if (sparse[i].saved) sparse[i] = rebuild_sparse_repodata(docs[i]);
+        kept = reach_records(sparse, roots);
+    }
+    std::set<std::string> offered;
+    for (const auto& s : sparse)
+        for (const auto& n : s.names) offered.emplace(s.name_of(n));
+    names_offered.assign(offered.begin(), offered.end());
     std::vector<CondaChannelRecords> out;
     for (const auto& ch : channels) out.push_back({ch, {}});
     for (size_t i = 0; i < sparse.size(); ++i) {
@@ -117,7 +132,7 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
             out.channels.push_back({channel, find_records(one, "", ctx)});
         }
     } else {
-        out.channels = conda_closure(fetch_repodata(channels, request.sources.subdirs, ctx), channels, request.conda_names,
+        out.channels = conda_closure(fetch_repodata(channels, request.sources.subdirs, ctx, false), channels, request.conda_names,
                                      out.conda_names_offered);
     }
 

@@ -11,6 +11,7 @@
 #include "fetch/conda_repodata.hpp"
 #include "fetch/documents.hpp"
 #include "fetch/pypi_readers.hpp"
+#include "fetch/repodata_names.hpp"
 #include "fetch/url.hpp"
 
 #include "resolver/specs/errors.hpp"
@@ -118,7 +119,7 @@ std::pair<std::string, std::string> split_channel(std::string_view channel) {
 }
 
 std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels, const std::vector<std::string>& subdirs,
-                                             const FetchContext& ctx) {
+                                             const FetchContext& ctx, bool decode) {
     struct CondaTarget {
         std::string channel, root, subdir;
         bool optional;   // noarch may be absent
@@ -169,13 +170,12 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
         RepodataDocument r;
         r.channel = c.channel;
         r.source = RepodataSource{c.root, c.subdir, redact_url(d.url)};
-        bool zst = d.url.size() > 4 && d.url.substr(d.url.size() - 4) == ".zst";
-        if (zst) {
-            r.json = decompress_zstd(d.body(), r.source.name);
-        } else {
-            r.offset = d.body_offset;
-            r.json = std::move(d.data);
-        }
+        r.zstd = d.url.size() > 4 && d.url.substr(d.url.size() - 4) == ".zst";
+        r.offset = d.body_offset;
+        r.json = std::move(d.data);
+        r.cache_path = std::move(d.cache_path);
+        r.cache_header = std::move(d.cache_header);
+        if (r.zstd && decode) decode_repodata(r);
         out.push_back(std::move(r));
     };
     // In channel order, each channel's subdirs in the order asked for.
@@ -187,16 +187,41 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
     return out;
 }
 
+void decode_repodata(RepodataDocument& doc) {
+    if (!doc.zstd) return;
+    doc.json = PaddedBuffer(decompress_zstd(doc.body(), doc.source.name));
+    doc.offset = 0;
+    doc.zstd = false;
+}
+
+SparseRepodata rebuild_sparse_repodata(RepodataDocument doc) {
+    PaddedBuffer entry = doc.json;   // the body as cached (zstd or not), for the saved index
+    std::size_t entry_offset = doc.offset;
+    bool decoded = doc.zstd;
+    decode_repodata(doc);
+    SparseRepodata rd = index_repodata(std::move(doc.json), doc.offset, doc.source);
+    if (!doc.cache_path.empty())
+        save_name_index(name_index_path(doc.cache_path), rd, doc.cache_header, entry.view().substr(entry_offset), decoded);
+    return rd;
+}
+
+SparseRepodata open_sparse_repodata(RepodataDocument doc) {
+    if (!doc.cache_path.empty())
+        if (auto saved = load_name_index(name_index_path(doc.cache_path), doc.cache_header, doc.json, doc.offset, doc.source))
+            return std::move(*saved);
+    return rebuild_sparse_repodata(std::move(doc));
+}
+
 IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx) {
     IndexRecords out;
     for (auto& doc : fetch_repodata(sources.channels, sources.subdirs, ctx)) {
-        std::string_view json = std::string_view(doc.json).substr(doc.offset);
         auto add = [&](IndexRecord& r) {
             strip_credentials(r);   // find_pypi_records strips its own
             out.push_back(std::move(r));
         };
-        if (doc.json.capacity() >= doc.json.size() + 64) visit_repodata_padded(json, doc.source, name, add);
-        else visit_repodata(json, doc.source, name, add);
+        // A whole-document walk: read ahead of it.
+        doc.json.advise_sequential();
+        visit_repodata_padded(doc.body(), doc.source, name, add);
     }
 
     auto pypi = find_pypi_records(sources, {std::string(name)}, ctx);
