@@ -40,7 +40,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
         auto& entry = cached[i];
         if (entry && entry->status == 200 && !body_mismatch(requests[i].expect, entry->body()).empty()) entry.reset();
-        if (entry && (ctx.offline || entry->fresh(now))) {
+        if (entry && (ctx.offline || entry->fresh(now) || (requests[i].immutable && entry->status == 200))) {
             d.status = entry->status;
             d.from_cache = true;
             d.content_type = entry->content_type;

@@ -21,6 +21,9 @@ struct DocumentRequest {
     std::string url;       // as the user or the lock names it; mirrors apply underneath
     std::string accept;    // Accept header ("" for none); part of the cache key
     BodyKind expect = BodyKind::any;
+    // The URL names its content (a CEP 16 shard, by its sha256): a cached answer is used
+    // without asking the server again, as `Cache-Control: immutable` says.
+    bool immutable = false;
 };
 
 // "" when `body` can be of that kind, else what it looks like instead ("an HTML page").

@@ -119,7 +119,7 @@ std::pair<std::string, std::string> split_channel(std::string_view channel) {
 }
 
 std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels, const std::vector<std::string>& subdirs,
-                                             const FetchContext& ctx, bool decode) {
+                                             const FetchContext& ctx, bool decode, bool shards) {
     struct CondaTarget {
         std::string channel, root, subdir;
         bool optional;   // noarch may be absent
@@ -131,16 +131,34 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
         else
             for (const auto& s : subdirs) conda.push_back({ch, root, s, s == "noarch"});
     }
-    // First round: repodata.json.zst everywhere at once; second: repodata.json where there is none.
+    // With shards: first the CEP 16 shard index everywhere at once; the subdirs that offer one
+    // are read that way. Any answer but a shard index falls back to repodata (a real failure
+    // shows on that fetch).
+    std::vector<Document> sharded(conda.size());
+    std::vector<bool> is_sharded(conda.size(), false);
+    if (shards) {
+        std::vector<DocumentRequest> probe;
+        for (const auto& c : conda) probe.push_back({c.root + "/" + c.subdir + "/repodata_shards.msgpack.zst", "", BodyKind::zstd});
+        sharded = get_documents(probe, ctx);
+        for (size_t i = 0; i < conda.size(); ++i) is_sharded[i] = sharded[i].ok();
+    }
+    // Then repodata.json.zst everywhere else at once; then repodata.json where there is none.
     std::vector<DocumentRequest> first;
-    for (const auto& c : conda) first.push_back({c.root + "/" + c.subdir + "/repodata.json.zst", "", BodyKind::zstd});
-    auto docs = get_documents(first, ctx);
+    std::vector<size_t> first_for;
+    for (size_t i = 0; i < conda.size(); ++i) {
+        if (is_sharded[i]) continue;
+        first.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json.zst", "", BodyKind::zstd});
+        first_for.push_back(i);
+    }
+    auto first_docs = get_documents(first, ctx);
+    std::vector<Document> docs(conda.size());
+    for (size_t k = 0; k < first_for.size(); ++k) docs[first_for[k]] = std::move(first_docs[k]);
     std::vector<std::string> failures, missing;
     std::vector<DocumentRequest> second;
     std::vector<size_t> second_for;
     for (size_t i = 0; i < conda.size(); ++i) {
         const auto& d = docs[i];
-        if (d.ok()) continue;
+        if (is_sharded[i] || d.ok()) continue;
         if (!d.error.empty()) failures.push_back(d.error);
         else if (d.status == 404) {
             second.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json", "", BodyKind::json});
@@ -180,6 +198,16 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
     };
     // In channel order, each channel's subdirs in the order asked for.
     for (size_t i = 0; i < conda.size(); ++i) {
+        if (is_sharded[i]) {
+            RepodataDocument r;
+            r.channel = conda[i].channel;
+            r.source = RepodataSource{conda[i].root, conda[i].subdir, redact_url(sharded[i].url)};
+            r.zstd = r.sharded = true;
+            r.offset = sharded[i].body_offset;
+            r.json = std::move(sharded[i].data);
+            out.push_back(std::move(r));
+            continue;
+        }
         if (docs[i].ok()) take(docs[i], conda[i]);
         for (size_t k = 0; k < second_for.size(); ++k)
             if (second_for[k] == i && fallback[k].ok()) take(fallback[k], conda[i]);

@@ -42,6 +42,8 @@ struct RepodataDocument {
     PaddedBuffer json;
     std::size_t offset = 0;
     bool zstd = false;
+    // A CEP 16 shard index (repodata_shards.msgpack.zst, zstd in `json`) instead of repodata.
+    bool sharded = false;
     // The HTTP cache entry holding the body as fetched, and its header line (empty: none).
     std::string cache_path, cache_header;
 
@@ -50,9 +52,11 @@ struct RepodataDocument {
 
 // The repodata of every channel x subdir (a channel URL that names a subdir: that one only),
 // fetched in parallel, .zst preferred; in channel order. Errors as find_records'.
+// With `shards`, a subdir that offers a CEP 16 shard index gives that instead (sharded: true);
+// one that has none (404, or not cached offline) gives its repodata.
 std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels,
                                              const std::vector<std::string>& subdirs, const FetchContext& ctx,
-                                             bool decode = true);
+                                             bool decode = true, bool shards = false);
 
 // A .zst document decoded in place (json becomes the decoded document, offset 0).
 void decode_repodata(RepodataDocument& doc);
