@@ -42,8 +42,10 @@ struct Document {
     // with JSON padding after it.
     PaddedBuffer data;
     std::size_t body_offset = 0;
-    // The HTTP cache entry that holds this body, and its header line (CacheEntry::header):
-    // empty when the body is in no cache entry (file://, no cache, not storable).
+    // The HTTP cache entry that holds this body, and its header line (CacheEntry::header),
+    // which files derived from the body (a repodata name index) are kept beside and checked
+    // against. For a large file:// body mapped in place: a path in the cache named after the
+    // file, and the file's identity (stat). Empty when there is nowhere to keep them.
     std::string cache_path, cache_header;
 
     std::string_view body() const { return data.view().substr(body_offset); }

@@ -11,6 +11,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "fetch/conda_repodata.hpp"
 #include "fetch/http_cache.hpp"
 #include "fetch/index_closure.hpp"
@@ -344,4 +346,40 @@ TEST_CASE("a saved index whose positions do not fit its body is built again, and
     // And saved again, right this time.
     for (auto& d : fetch_repodata(ch.urls, {"linux-64", "noarch"}, ch.context(), false)) CHECK(open_sparse_repodata(d).saved);
     CHECK(closure_keys(ch.urls, ch.context()) == expected);
+}
+
+TEST_CASE("a large file:// repodata is mapped in place and gets a saved index too, keyed by the file's identity") {
+    TempTree t;
+    // The pytorch channel grown past the mapping threshold (16 MiB) by a key readers ignore.
+    std::string json = slurp(kSnapshots + "/rattler-pytorch-channel/linux-64/repodata.json");
+    auto with_padding = [](std::string body) {
+        body.insert(body.rfind('}'), ", \"padding\": \"" + std::string(17 << 20, 'p') + "\"");
+        return body;
+    };
+    auto file = t.write("ch/linux-64/repodata.json", with_padding(json));
+    std::vector<std::string> channels = {"file://" + t.str() + "/ch"};
+    FetchContext ctx;
+    ctx.cache_dir = t.path() / "cache";
+    auto expected = closure_by_full_read(channels, FetchContext{});
+    REQUIRE(expected[0].size() > 50);
+    CHECK(closure_keys(channels, ctx) == expected);
+    auto docs = fetch_repodata(channels, {"linux-64", "noarch"}, ctx, false);
+    REQUIRE(docs.size() == 1);
+    CHECK(docs[0].json.mapped());
+    CHECK(open_sparse_repodata(docs[0]).saved);
+    CHECK(closure_keys(channels, ctx) == expected);
+
+    // Rewritten in place (same inode): python's records gone. The identity changed, so the
+    // saved index is not used, and the closure is the new file's.
+    auto changed = nlohmann::json::parse(json);
+    for (auto it = changed["packages"].begin(); it != changed["packages"].end();)
+        it = it.value()["name"] == "pytorch" && it.key().find("1.9.0") != std::string::npos ? changed["packages"].erase(it) : std::next(it);
+    {
+        std::ofstream out(file, std::ios::binary | std::ios::in | std::ios::trunc);
+        out << with_padding(changed.dump(1));
+    }
+    auto after = closure_by_full_read(channels, FetchContext{});
+    CHECK(after != expected);
+    CHECK(closure_keys(channels, ctx) == after);
+    CHECK(open_sparse_repodata(fetch_repodata(channels, {"linux-64", "noarch"}, ctx, false)[0]).saved);
 }
