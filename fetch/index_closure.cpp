@@ -81,20 +81,6 @@ struct Subdir {
     std::optional<ShardIndex> shards;
 };
 
-// A shard as fetched: decoded, checked against the hash that names it, read.
-IndexRecords read_shard(const Document& d, const ShardIndex& index, const std::string& name, const std::string& sha256,
-                        const FetchContext& ctx) {
-    std::string decoded = decompress_zstd(d.body(), redact_url(d.url));
-    if (!shard_matches(d.body(), decoded, sha256)) {
-        // Never kept: a cached shard is used without asking the server again.
-        std::error_code ec;
-        if (!d.cache_path.empty()) std::filesystem::remove(d.cache_path, ec);
-        throw InputError(redact_url(d.url) + ": the shard's bytes do not hash to the sha256 that names it (" + sha256 +
-                         "); a damaged or substituted file");
-    }
-    return parse_shard(decoded, index, name, d.url);
-}
-
 std::vector<std::vector<std::pair<size_t, IndexRecord>>> reach_records(std::vector<Subdir>& subdirs,
                                                                        const std::vector<std::string>& roots,
                                                                        const FetchContext& ctx) {
@@ -154,7 +140,7 @@ std::vector<std::vector<std::pair<size_t, IndexRecord>>> reach_records(std::vect
         }
         for (size_t k = 0; k < docs.size(); ++k) {
             const Wanted& w = wanted[k];
-            for (auto& r : read_shard(docs[k], *subdirs[w.subdir].shards, w.name, w.sha256, ctx)) keep(w.subdir, r, 0);
+            for (auto& r : read_fetched_shard(docs[k], *subdirs[w.subdir].shards, w.name, w.sha256)) keep(w.subdir, r, 0);
         }
     }
     return kept;

@@ -12,6 +12,7 @@
 #include "fetch/documents.hpp"
 #include "fetch/pypi_readers.hpp"
 #include "fetch/repodata_names.hpp"
+#include "fetch/sharded_repodata.hpp"
 #include "fetch/url.hpp"
 
 #include "resolver/specs/errors.hpp"
@@ -242,11 +243,19 @@ SparseRepodata open_sparse_repodata(RepodataDocument doc) {
 
 IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx) {
     IndexRecords out;
-    for (auto& doc : fetch_repodata(sources.channels, sources.subdirs, ctx)) {
+    // One name: a subdir offering CEP 16 shards gives that name's shard. Every record (no
+    // name): repodata.json, not tens of thousands of shards.
+    for (auto& doc : fetch_repodata(sources.channels, sources.subdirs, ctx, true, !name.empty())) {
         auto add = [&](IndexRecord& r) {
             strip_credentials(r);   // find_pypi_records strips its own
             out.push_back(std::move(r));
         };
+        if (doc.sharded) {
+            std::string index_url = doc.source.channel_url + "/" + doc.source.subdir + "/repodata_shards.msgpack.zst";
+            auto index = parse_shard_index(decompress_zstd(doc.body(), doc.source.name), doc.source, index_url);
+            for (auto& r : shard_records_of(index, std::string(name), ctx)) add(r);
+            continue;
+        }
         // A whole-document walk: read ahead of it.
         doc.json.advise_sequential();
         visit_repodata_padded(doc.body(), doc.source, name, add);

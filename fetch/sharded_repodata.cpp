@@ -3,6 +3,7 @@
 #include <msgpack.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include "fetch/url.hpp"
@@ -209,6 +210,33 @@ bool shard_matches(std::string_view bytes, std::string_view decoded, const std::
     // CEP 16 names a shard by the hash of its file; a server that hashed the decoded msgpack
     // names it that way, and is taken at its word too.
     return sha256_hex(bytes) == sha256 || sha256_hex(decoded) == sha256;
+}
+
+IndexRecords read_fetched_shard(const Document& d, const ShardIndex& index, const std::string& name, const std::string& sha256) {
+    std::string decoded = decompress_zstd(d.body(), redact_url(d.url));
+    if (!shard_matches(d.body(), decoded, sha256)) {
+        // Never kept: a cached shard is used without asking the server again.
+        std::error_code ec;
+        if (!d.cache_path.empty()) std::filesystem::remove(d.cache_path, ec);
+        throw InputError(redact_url(d.url) + ": the shard's bytes do not hash to the sha256 that names it (" + sha256 +
+                         "); a damaged or substituted file");
+    }
+    return parse_shard(decoded, index, name, d.url);
+}
+
+IndexRecords shard_records_of(const ShardIndex& index, const std::string& name, const FetchContext& ctx) {
+    auto it = index.shards.find(name);
+    if (it == index.shards.end()) return {};
+    auto docs = get_documents({{index.shard_url(name), "", BodyKind::zstd, true}}, ctx);
+    const Document& d = docs.front();
+    if (d.missing_offline)
+        throw EnvironmentError("offline, and not in the cache:\n  " + redact_url(d.fetched_url) +
+                               "\n(run once without --offline to fill the cache)");
+    if (!d.ok())
+        throw EnvironmentError(!d.error.empty() ? d.error
+                                                : "cannot fetch the shard of '" + name + "' at " + redact_url(d.fetched_url) +
+                                                      ": HTTP " + std::to_string(d.status) + " (its channel's shard index names it)");
+    return read_fetched_shard(d, index, name, it->second);
 }
 
 }  // namespace envlock::fetch

@@ -12,6 +12,8 @@
 #include <string_view>
 
 #include "fetch/conda_repodata.hpp"
+#include "fetch/documents.hpp"
+#include "fetch/settings.hpp"
 #include "resolver/specs/record.hpp"
 
 namespace envlock::fetch {
@@ -40,5 +42,15 @@ IndexRecords parse_shard(std::string_view msgpack, const ShardIndex& index, cons
 
 // Whether `bytes` (a shard as fetched, or decoded) hash to `sha256_hex`.
 bool shard_matches(std::string_view bytes, std::string_view decoded, const std::string& sha256_hex);
+
+// A shard as fetched (get_documents, answered 200): decoded, checked against the sha256 that
+// names it, read. A shard that does not match is removed from the cache (a cached shard is
+// used without asking the server again) and is an InputError naming its URL.
+IndexRecords read_fetched_shard(const Document& shard, const ShardIndex& index, const std::string& name,
+                                const std::string& sha256_hex);
+
+// The records of `name` in a shard index's channel subdir: its one shard fetched (nothing when
+// the index does not name it). Errors as find_records'.
+IndexRecords shard_records_of(const ShardIndex& index, const std::string& name, const FetchContext& ctx);
 
 }  // namespace envlock::fetch

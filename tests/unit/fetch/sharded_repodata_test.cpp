@@ -261,3 +261,21 @@ TEST_CASE("a shard index that is not one is bad input naming it; a subdir withou
     auto docs = fetch_repodata(site.channels("json"), {"linux-64", "noarch"}, site.context(), false, true);
     for (const auto& d : docs) CHECK_FALSE(d.sharded);
 }
+
+TEST_CASE("index list's lookup of one name reads that name's shard: the records repodata.json gives") {
+    Site site;
+    for (const char* name : {"pytorch", "python", "setuptools", "no-such-package"}) {
+        CAPTURE(name);
+        IndexSources json_sources, sharded_sources;
+        json_sources.channels = site.channels("json");
+        sharded_sources.channels = site.channels("sharded");
+        std::vector<std::string> expected, got;
+        for (const auto& r : find_records(json_sources, name, site.context())) expected.push_back(key_of(r));
+        size_t before = shard_requests(*site.server);
+        for (const auto& r : find_records(sharded_sources, name, site.context())) got.push_back(key_of(r));
+        std::sort(expected.begin(), expected.end());
+        std::sort(got.begin(), got.end());
+        CHECK(got == expected);
+        CHECK(shard_requests(*site.server) - before <= 3);   // at most one shard per subdir
+    }
+}
