@@ -788,16 +788,6 @@ std::vector<std::string> clean_extension_dir(const std::string& dir_in) {
     return removed;
 }
 
-std::string cmake_cuda_archs(const std::string& torch_cuda_arch_list) {
-    auto list = kb::parse_arch_list(torch_cuda_arch_list);
-    std::vector<std::string> out;
-    for (int sm : list.sass) {
-        bool ptx = std::find(list.ptx.begin(), list.ptx.end(), sm) != list.ptx.end();
-        out.push_back(std::to_string(sm) + (ptx ? "" : "-real"));
-    }
-    return join(out, ";");
-}
-
 std::pair<std::string, std::string> env_torch(const std::map<std::string, std::string>& env, const std::string& python) {
     ProcessOptions po;
     po.env = env;

@@ -77,9 +77,6 @@ std::string probe_source();
 // Removes an extension's stale artifacts: build/, *.egg-info at its top, *.so below it (not in
 // .git). Returns what was removed, relative to `dir`.
 std::vector<std::string> clean_extension_dir(const std::string& dir);
-// TORCH_CUDA_ARCH_LIST as CMake's CUDAARCHS, for builds that do not go through torch:
-// "8.6;9.0+PTX" -> "86-real;90" (X.Y = SASS only = XY-real, +PTX = SASS and PTX = XY). InputError on a bad entry.
-std::string cmake_cuda_archs(const std::string& torch_cuda_arch_list);
 // The torch the env's python imports: {version, cuda} ("" cuda for a CPU build); {"", ""} without torch.
 std::pair<std::string, std::string> env_torch(const std::map<std::string, std::string>& env, const std::string& python);
 

@@ -63,13 +63,6 @@ void conda_shaped_nvcc(const fs::path& prefix, const fs::path& toolkit) {
 
 }  // namespace
 
-TEST_CASE("CUDAARCHS from TORCH_CUDA_ARCH_LIST: X.Y is SASS only (XY-real), X.Y+PTX is SASS and PTX (XY) -- CMake's CUDA_ARCHITECTURES") {
-    CHECK(install::cmake_cuda_archs("8.6;9.0+PTX") == "86-real;90");
-    CHECK(install::cmake_cuda_archs("7.5 8.0,8.6") == "75-real;80-real;86-real");
-    CHECK(install::cmake_cuda_archs("12.0+PTX") == "120");
-    CHECK_THROWS_AS(install::cmake_cuda_archs("sm_86"), InputError);
-}
-
 TEST_CASE("the demo mirror's boxops (CUDA, no torch) builds with the system nvcc 13.0 for the lock's sm list, imports, and --record says so") {
     if (system_nvcc().empty()) {
         MESSAGE("skipped: no nvcc at /usr/local/cuda on this machine");
