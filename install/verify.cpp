@@ -475,7 +475,8 @@ std::map<std::string, std::string> build_environment(const Lock& lock, const Ver
         try {
             vars["CUDAARCHS"] = cmake_cuda_archs(chosen.arch_list);
         } catch (const Error& e) {
-            notes.push_back("CUDAARCHS not set: " + std::string(e.what()));
+            vars.erase("CUDAARCHS");
+            if (chosen.arch_list != lock.toolchain.cuda_arch_list) notes.push_back("CUDAARCHS is not set: " + std::string(e.what()));
         }
     }
     if (!chosen.cxx.empty()) {
