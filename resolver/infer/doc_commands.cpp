@@ -424,8 +424,9 @@ void Inference::conda(const ShellCommand& cmd, const std::vector<std::string>& w
     if (!channels.empty()) used(from.file);
     for (const auto& pkg : packages) {
         if (starts_with(pkg, "python=") || starts_with(pkg, "python==")) {
-            auto v = pkg.substr(pkg.find_first_not_of("=", 6));
-            if (spec.python.empty()) spec.python = v;
+            // "python=" alone has no version (found by fuzz/infer_docs).
+            auto at = pkg.find_first_not_of("=", 6);
+            if (at != std::string::npos && spec.python.empty()) spec.python = pkg.substr(at);
         }
         requirement({pkg, "conda", from});
     }

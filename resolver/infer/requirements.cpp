@@ -120,8 +120,8 @@ std::vector<PipItem> read_requirements_txt(std::string_view text) {
             opt = line.substr(0, cut);
             value = cut == std::string::npos ? "" : trim(line.substr(cut + 1));
         } else {
-            opt = line.substr(0, 2);
-            value = trim(line.substr(2));
+            opt = line.substr(0, 2);   // a lone "-" too (found by fuzz/requirements_txt)
+            value = line.size() > 2 ? trim(line.substr(2)) : "";
         }
         using K = PipItem::Kind;
         if (opt == "-r" || opt == "--requirement") item.kind = K::include;

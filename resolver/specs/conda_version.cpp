@@ -344,21 +344,7 @@ Node parse_leaf(std::string_view whole, std::string_view raw) {
     };
     if (s.front() == '^' || s.back() == '$') {
         if (s.front() != '^' || s.back() != '$') invalid_spec(whole, "regex specs must start with '^' and end with '$'");
-        // libstdc++ reads a backreference number or a {n,m} count into an int without a bound
-        // (signed overflow inside std::regex, found by fuzz/conda_version); a version regex
-        // needs neither backreferences nor counts above 9999.
-        for (std::size_t i = 0; i < s.size(); ++i) {
-            if (s[i] == '\\' && i + 1 < s.size()) {
-                if (s[i + 1] >= '0' && s[i + 1] <= '9') invalid_spec(whole, "a backreference or octal escape in a version regex");
-                ++i;
-            } else if (s[i] == '{') {
-                std::size_t run = 0;
-                for (std::size_t j = i + 1; j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == ','); ++j) {
-                    run = s[j] == ',' ? 0 : run + 1;
-                    if (run > 4) invalid_spec(whole, "a repeat count above 9999 in a version regex");
-                }
-            }
-        }
+        if (auto why = unsafe_regex(s)) invalid_spec(whole, *why + " in a version regex");
         try {
             n.regex = std::make_shared<const std::regex>(std::string(s), std::regex::ECMAScript | std::regex::optimize);
         } catch (const std::regex_error& e) {
@@ -538,6 +524,22 @@ void render(const Node& n, std::string& out, bool in_and) {
 }
 
 }  // namespace
+
+std::optional<std::string> unsafe_regex(std::string_view pattern) {
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+            if (pattern[i + 1] >= '0' && pattern[i + 1] <= '9') return std::string("a backreference or octal escape");
+            ++i;
+        } else if (pattern[i] == '{') {
+            std::size_t run = 0;
+            for (std::size_t j = i + 1; j < pattern.size() && ((pattern[j] >= '0' && pattern[j] <= '9') || pattern[j] == ','); ++j) {
+                run = pattern[j] == ',' ? 0 : run + 1;
+                if (run > 4) return std::string("a repeat count above 9999");
+            }
+        }
+    }
+    return std::nullopt;
+}
 
 bool glob_match(std::string_view pattern, std::string_view s) noexcept {
     // Greedy scan with backtracking to the last '*': linear for the patterns conda uses.

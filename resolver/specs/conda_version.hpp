@@ -79,4 +79,9 @@ private:
 // whole string must match ("py38*", "*cuda11.1*", "1.*.3"). No allocation.
 bool glob_match(std::string_view pattern, std::string_view s) noexcept;
 
+// Why a spec's "^…$" regex must not reach std::regex, or nullopt. libstdc++ reads a
+// backreference number or a {n,m} count into an int without a bound (signed overflow inside
+// its regex compiler, found by fuzzing); conda's version, name and build regexes need neither.
+std::optional<std::string> unsafe_regex(std::string_view pattern);
+
 }  // namespace envlock::conda

@@ -29,6 +29,8 @@ bool is_regex(std::string_view pattern) {
 }
 
 std::shared_ptr<const std::regex> compile_regex(std::string_view pattern, std::string_view what) {
+    if (auto why = unsafe_regex(pattern))
+        throw InputError("invalid " + std::string(what) + " regex '" + std::string(pattern) + "': " + *why);
     try {
         return std::make_shared<const std::regex>(std::string(pattern), std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error& e) {

@@ -642,3 +642,12 @@ TEST_CASE("a spec whose printed form ends in .conda or .tar.bz2 prints with brac
     CHECK(again.name == "pytorch-1.lbp");
     CHECK(MatchSpec::parse("numpy-1.19.5-py38_0.tar.bz2").str() == "numpy==1.19.5=py38_0[fn=numpy-1.19.5-py38_0.tar.bz2]");
 }
+
+// Found by fuzz/matchspec (issue 20, session 5): the name regex "^1{77777777777777777777}$"
+// reached std::regex, whose compiler overflows a signed int reading the count (UBSan). Name and
+// build regexes are checked as version regexes are.
+TEST_CASE("a name or build regex with a huge repeat count or a backreference is refused before std::regex") {
+    CHECK_THROWS_AS(MatchSpec::parse("^1{77777777777777777777}$"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("numpy[build='^py\\77777777777777777777$']"), envlock::InputError);
+    CHECK(MatchSpec::parse("^py(torch|thon)$").name == "^py(torch|thon)$");
+}

@@ -118,3 +118,12 @@ TEST_CASE("requirements.txt: an option without its argument is an item of its ow
     CHECK(items[1].value == "--index-url");
     CHECK(items[2].kind == K::requirement);
 }
+
+// Found by fuzz/requirements_txt (issue 20, session 5): a line that is a lone "-" (an
+// environment.yml pip entry "-   ") was cut as "-?" and its value read past the end.
+TEST_CASE("requirements.txt: a lone '-' is no option and no crash") {
+    auto items = read_requirements_txt("-\nnumpy\n");
+    REQUIRE(items.size() == 2);
+    CHECK(items[0].kind == K::ignored);
+    CHECK(items[1].kind == K::requirement);
+}

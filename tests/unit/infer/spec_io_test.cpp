@@ -263,3 +263,13 @@ TEST_CASE("inference: a spec inferred from text that is not UTF-8 prints as JSON
     for (const auto& n : s.notes) option_noted = option_noted || (n.kind == "unreadable" && n.text == "-r");
     CHECK(option_noted);
 }
+
+// Found by fuzz/infer_docs (issue 20, session 5): "conda create … python=" (nothing after '=')
+// read the version past the end of the word.
+TEST_CASE("inference: 'conda create -n x python=' without a version leaves the python version unset") {
+    RepoFiles repo;
+    repo.files["README.md"] = "```bash\nconda create -n x python=\n```\n";
+    Spec s;
+    REQUIRE_NOTHROW(s = infer_spec(repo, "x"));
+    CHECK(s.python.empty());
+}
