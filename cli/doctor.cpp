@@ -119,7 +119,7 @@ void print(const install::DoctorReport& r, const install::CodeUses& code, const 
         std::set<std::string> added;
         for (const auto& a : p.plan.add) added.insert(a.name);
         std::size_t n = p.plan.add.size() + p.plan.remove.size() + p.damage.size() + p.foreign.size();
-        std::cout << "\n`envlock install --repair` would " << (n ? "" : "change nothing") << (n ? ":\n" : "\n");
+        std::cout << "\n`envlock install --repair` would" << (n ? ":\n" : " change nothing\n");
         for (const auto& a : p.plan.add) std::cout << "  install   " << a.name << " " << a.version << " (" << a.kind << ")\n";
         for (const auto& x : p.plan.remove)
             if (!added.count(x.name)) std::cout << "  remove    " << x.name << " " << x.version << " (" << x.kind << ")\n";

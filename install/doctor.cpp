@@ -696,6 +696,14 @@ void check_drift(Env& e, DoctorReport& report) {
     if (!d.removed.empty())
         e.add(Severity::error, "lock-drift", std::to_string(d.removed.size()) + " locked package(s) missing: " + listed(d.removed),
               "imports of them fail, and what requires them is unmet", fix);
+    // What --repair's own check found: files of locked packages that are gone or were edited.
+    if (e.repair_plan && !e.repair_plan->plan.damage.empty()) {
+        const auto& damage = e.repair_plan->plan.damage;
+        e.add(Severity::error, "lock-files", std::to_string(damage.size()) + " installed file(s) missing or modified: " + listed(damage),
+              "they are not what the locked packages installed (sha256 and size as recorded at install), so what imports them "
+              "breaks or behaves differently",
+              fix);
+    }
     if (!d.added.empty())
         e.add(Severity::warning, "lock-drift", std::to_string(d.added.size()) + " package(s) not in " + e.lock_file + ": " + listed(d.added),
               "installed by hand after the lock; they may pull the env away from what was solved", fix);

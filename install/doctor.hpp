@@ -28,7 +28,7 @@ struct Finding {
     std::string check;      // "duplicate", "split-package", "requirement", "advisory:<id>", "numba-numpy",
                             // "torch-driver", "torch-gpu", "cuda-home", "host-compiler", "extension-cuda",
                             // "extension-torch", "extension-gpu", "target:<id>", "open-files",
-                            // "lock-drift", "metadata"
+                            // "lock-drift", "lock-files", "metadata"
     std::string what;       // one line naming the packages or files
     std::string why;        // what breaks, with the source of the fact where there is one
     std::string fix;        // a command, or what to change
