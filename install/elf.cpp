@@ -62,6 +62,7 @@ public:
         out.assign(s.size, '\0');
         return read_at(fd_, out.data(), out.size(), s.offset);
     }
+    bool read(uint64_t offset, size_t n, void* buf) const { return read_at(fd_, buf, n, offset); }
     const Section* find(uint64_t type) const {
         for (const auto& s : sections_)
             if (s.type == type) return &s;
@@ -197,26 +198,32 @@ std::optional<ElfDynamicSymbols> elf_dynamic_symbols(const std::string& path, bo
     return out;
 }
 
-FatbinArchs parse_fatbin(const std::string& section) {
+namespace {
+
+// Walks the fat binaries in [0, size) through `read(offset, n, buf)`, touching only their
+// headers: a 100 MB section of a library built for many sm costs a few reads per kernel file.
+template <class Read>
+FatbinArchs walk_fatbin(uint64_t n, Read&& read) {
     // The fat binary header: magic u32, version u16, header size u16, size of the entries u64.
     // Each entry: kind u16, version u16, header size u32, payload size u64, …, arch u32 at +28.
     constexpr uint64_t kMagic = 0xBA55ED50;
     FatbinArchs out;
-    auto* d = reinterpret_cast<const unsigned char*>(section.data());
-    const uint64_t n = section.size();
+    unsigned char h[32];
     uint64_t base = 0;
     while (base + 16 <= n) {
-        if (le(d + base, 4) != kMagic) {   // padding between fat binaries
+        if (!read(base, 16, h)) break;
+        if (le(h, 4) != kMagic) {   // padding between fat binaries
             base += 8;
             continue;
         }
-        uint64_t header = le(d + base + 6, 2), size = le(d + base + 8, 8);
+        uint64_t header = le(h + 6, 2), size = le(h + 8, 8);
         if (header < 16 || size > n || base + header + size > n) break;
         uint64_t off = base + header, end = base + header + size;
         while (off + 32 <= end) {
-            uint64_t kind = le(d + off, 2), entry_header = le(d + off + 4, 4), payload = le(d + off + 8, 8);
+            if (!read(off, 32, h)) break;
+            uint64_t kind = le(h, 2), entry_header = le(h + 4, 4), payload = le(h + 8, 8);
             if (entry_header < 32 || payload > end || off + entry_header + payload > end) break;
-            int arch = static_cast<int>(le(d + off + 28, 4));
+            int arch = static_cast<int>(le(h + 28, 4));
             if (kind == 1) out.ptx.push_back(arch);
             else if (kind == 2) out.sass.push_back(arch);
             off += entry_header + payload;
@@ -228,13 +235,22 @@ FatbinArchs parse_fatbin(const std::string& section) {
     return out;
 }
 
+}  // namespace
+
+FatbinArchs parse_fatbin(const std::string& section) {
+    return walk_fatbin(section.size(), [&](uint64_t off, size_t len, unsigned char* buf) {
+        if (off + len > section.size()) return false;
+        std::memcpy(buf, section.data() + off, len);
+        return true;
+    });
+}
+
 std::optional<FatbinArchs> elf_fatbin_archs(const std::string& path) {
     ElfFile f(path);
     if (!f.ok()) return std::nullopt;
     const Section* s = f.named(".nv_fatbin");
-    std::string bytes;
-    if (!s || !f.bytes(*s, bytes, kTableLimit)) return std::nullopt;
-    return parse_fatbin(bytes);
+    if (!s || s->type == SHT_NOBITS) return std::nullopt;
+    return walk_fatbin(s->size, [&](uint64_t off, size_t len, unsigned char* buf) { return f.read(s->offset + off, len, buf); });
 }
 
 std::string demangle(const std::string& symbol) {

@@ -381,14 +381,18 @@ void find_extensions(const fs::path& prefix, PrefixScan& scan) {
             x.path = relative_to(p, prefix);
             auto o = owner.find(x.path);
             if (o != owner.end()) x.dist = o->second;
-            if (auto archs = elf_fatbin_archs(p.string())) {
-                x.fatbin = true;
-                x.sass = std::move(archs->sass);
-                x.ptx = std::move(archs->ptx);
+            // torch's own modules and libraries, and NVIDIA's wheels of CUDA libraries, agree with
+            // themselves: neither their (large) fat binaries nor their symbols are read.
+            std::string in_site = fs::path(p).lexically_relative(site).string();
+            bool torchs_own = x.dist == "torch" || x.dist.starts_with("nvidia-") || in_site.starts_with("torch/") || in_site.starts_with("nvidia/");
+            if (!torchs_own) {
+                if (auto archs = elf_fatbin_archs(p.string())) {
+                    x.fatbin = true;
+                    x.sass = std::move(archs->sass);
+                    x.ptx = std::move(archs->ptx);
+                }
+                if (!x.torch_libs.empty()) check_torch_symbols(x, p, lib_dirs, exports);
             }
-            // torch's own modules and libraries agree with themselves.
-            bool torchs_own = x.dist == "torch" || fs::path(p).lexically_relative(site).string().starts_with("torch/");
-            if (!x.torch_libs.empty() && !torchs_own) check_torch_symbols(x, p, lib_dirs, exports);
             scan.extensions.push_back(std::move(x));
         }
     }

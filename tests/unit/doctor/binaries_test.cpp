@@ -190,6 +190,37 @@ TEST_CASE("the real libtorch: Debian's libc10 exports what its headers declare, 
     // binutils agrees on the count of defined functions and objects it exports.
     auto nm = sh(std::string("nm -D --defined-only ") + lib + " | wc -l");
     if (nm.exit_code == 0) CHECK(std::stoul(nm.out) >= syms->defined.size() - 5);
+
+    // An extension linked against Debian's torch 1.13 libraries, one symbol of which that torch
+    // never had; a venv whose torch/lib links to the real libraries (as a wheel ships them).
+    TempDir d;
+    write_text(d.path / "ext.cpp",
+               "namespace c10 { namespace detail { [[noreturn]] void torchCheckFail(const char*, const char*, unsigned, const char*); } "
+               "void envlock_not_in_torch(); }
+"
+               "extern \"C\" void ext_call(int x) { if (x) c10::detail::torchCheckFail(\"f\", \"file\", 1u, \"msg\"); c10::envlock_not_in_torch(); }\n");
+    auto r = sh("cd " + d.str() + " && g++ -shared -fPIC -o ext.so ext.cpp /usr/lib/x86_64-linux-gnu/libc10.so 2>&1");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+    auto needed = install::elf_needed(d.str("ext.so"));
+    REQUIRE(needed);
+    std::string soname;
+    for (const auto& n : *needed)
+        if (n.rfind("libc10.so", 0) == 0) soname = n;
+    REQUIRE(!soname.empty());   // libc10.so.1.13 on Debian 12
+    Prefix p;
+    p.make_venv();
+    pip_install(p.site(), {torch_wheel("1.13.0", ""), {"myops", "0.1", {}, {{"myops/__init__.py", ""}, {"myops/_ext.so", read_text(d.path / "ext.so")}}, {{"myops/_ext.so", 0100755}}}});
+    fs::create_directories(p.site() + "/torch/lib");
+    fs::create_symlink(fs::canonical(lib), p.site() + "/torch/lib/" + soname);
+    if (fs::exists("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"))   // 120 MB: its symbol table is read, not the rest
+        fs::create_symlink(fs::canonical("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"), p.site() + "/torch/lib/libtorch_cpu.so");
+    auto scan = install::scan_prefix(p.root());
+    REQUIRE(scan.extensions.size() == 1);
+    const auto& x = scan.extensions[0];
+    CHECK(x.torch_checked);
+    CHECK(x.torch_symbols == 2);
+    CHECK(x.missing_torch_symbols == std::vector<std::string>{"_ZN3c1020envlock_not_in_torchEv"});
+    CHECK(x.torch_lib_dir == p.site() + "/torch/lib");
 }
 
 TEST_CASE("nvcc vs torch's CUDA: the env's own conda nvcc, else nvcc on PATH, is what extensions build with") {
