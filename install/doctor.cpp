@@ -561,7 +561,9 @@ void check_build_compiler(Env& e) {
     if (fix.rfind("build with ", 0) == 0)
         fix = "export " + (chosen.cc.empty() ? "" : "CC=" + chosen.cc + " ") + "CXX=" + chosen.cxx + " NVCC_CCBIN=" + chosen.cxx +
               " before building extensions (" + chosen.cxx_version + ", which nvcc " + e.build.version + " accepts; torch passes CC to nvcc as -ccbin)";
-    e.add(Severity::error, "host-compiler", c.what + " (CUDA " + e.build.version + " at " + e.build.home + ")",
+    // An error when the code builds CUDA extensions; otherwise it waits for the first build.
+    bool builds = e.code && e.code->uses.count("cuda-extensions");
+    e.add(builds ? Severity::error : Severity::warning, "host-compiler", c.what + " (CUDA " + e.build.version + " at " + e.build.home + ")",
           c.cause + ": every CUDA extension build stops there" + (c.source.empty() ? "" : cite(c.source)), fix);
 }
 
@@ -755,7 +757,7 @@ DoctorReport diagnose(const PrefixScan& scan, const DoctorMachine& machine, cons
     r.python = scan.python_version;
     r.python_dists = scan.dists.size();
     r.conda_records = scan.conda_records.size();
-    r.extensions = scan.extensions.size();
+    r.extensions = scan.extensions;
     if (lock && repair) r.repair = *repair;
     if (code) r.code_dir = code->dir;
     if (!e.build.home.empty())
@@ -788,7 +790,7 @@ nlohmann::json report_json(const DoctorReport& r) {
                         {"python", r.python},
                         {"python-distributions", r.python_dists},
                         {"conda-records", r.conda_records},
-                        {"extensions", r.extensions},
+                        {"extensions", nlohmann::json::array()},
                         {"torch", r.torch},
                         {"torch-cuda", r.torch_cuda},
                         {"healthy", r.exit_code() == 0},
@@ -797,6 +799,13 @@ nlohmann::json report_json(const DoctorReport& r) {
         j["findings"].push_back({{"severity", severity_name(f.severity)}, {"check", f.check}, {"what", f.what}, {"why", f.why}, {"fix", f.fix}});
     if (!r.lock_file.empty()) j["lock"] = r.lock_file;
     if (r.drift) j["drift"] = {{"added", r.drift->added}, {"removed", r.drift->removed}, {"changed", r.drift->changed}};
+    for (const auto& x : r.extensions) {
+        nlohmann::json e = {{"path", x.path}, {"distribution", x.dist}, {"cudart", x.cudart}, {"torch-libraries", x.torch_libs}};
+        if (x.fatbin) e["gpu-code"] = {{"sass", x.sass}, {"ptx", x.ptx}};
+        if (x.torch_checked)
+            e["torch-symbols"] = {{"imported", x.torch_symbols}, {"missing", x.missing_torch_symbols}, {"read-in", x.torch_lib_dir}};
+        j["extensions"].push_back(e);
+    }
     if (!r.code_dir.empty()) j["code"] = r.code_dir;
     if (!r.build_nvcc.empty()) j["build-nvcc"] = r.build_nvcc;
     if (r.repair) {

@@ -73,7 +73,8 @@ struct CodeUses {
 
 struct DoctorReport {
     std::string prefix, python;
-    std::size_t python_dists = 0, conda_records = 0, extensions = 0;
+    std::size_t python_dists = 0, conda_records = 0;
+    std::vector<CompiledExtension> extensions;   // the compiled modules read (torch's own included)
     std::string torch, torch_cuda;
     std::string lock_file;                // "" when no lock was given
     std::optional<LockDrift> drift;

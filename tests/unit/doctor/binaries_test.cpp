@@ -272,6 +272,13 @@ TEST_CASE("gcc vs nvcc: verify's host-compiler rule, and the accepted compiler t
     CHECK(f->what.find(bin.str("g++") + " 12.2.0 (the default on PATH) is newer than nvcc 11.1 accepts gcc 10 or older") == 0);
     CHECK(f->why.find("unsupported GNU version") != std::string::npos);
     CHECK(f->fix.find("install a gcc 10 or older") == 0);
+    CHECK(f->severity == install::Severity::warning);   // nothing says this env builds extensions
+    install::CodeUses code;
+    code.dir = "/src/ops";
+    code.uses = {{"cuda-extensions", "setup.py:3"}};
+    auto built = install::diagnose(install::scan_prefix(p.root()), m, K(), nullptr, "", nullptr, &code);
+    REQUIRE(find_check(built, "host-compiler"));
+    CHECK(find_check(built, "host-compiler")->severity == install::Severity::error);
 
     fake_compiler(bin.path, "gcc-10", "10.4.0");
     fake_compiler(bin.path, "g++-10", "10.4.0");
@@ -350,4 +357,27 @@ TEST_CASE("advisories whose needs: depend on the code: torch < 1.6's SyncBatchNo
     REQUIRE_MESSAGE(np, describe(r));
     CHECK(np->what == "numpy 1.24.4 with code using numpy.float-aliases (tools/train.py:4)");
     CHECK(r.code_dir == "/src/paper");
+}
+
+TEST_CASE("`envlock doctor --code DIR`: the code's uses are read and shown, and the advisories they enable are raised") {
+    Prefix p;
+    p.make_venv();
+    pip_install(p.site(), {torch_wheel("1.5.1", "10.2")});
+    TempDir code;
+    write_text(code.path / "tools/train.py", "import torch\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n");
+    auto r = run_envlock({"doctor", "--prefix", p.root(), "--code", code.str(), "--json"});
+    CHECK_MESSAGE(r.exit_code == 1, r.out << r.err);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["code"] == code.str());
+    CHECK(j["code-uses"]["code-uses:torch.nn.SyncBatchNorm"] == "tools/train.py:2");
+    bool raised = false;
+    for (const auto& f : j["findings"]) raised |= f["check"] == "advisory:torch-syncbn-uneven-batches";
+    CHECK(raised);
+    auto text = run_envlock({"doctor", "--prefix", p.root(), "--code", code.str()});
+    CHECK(text.out.find("code: " + code.str() + " (--code); uses code-uses:torch.nn.SyncBatchNorm at tools/train.py:2\n") != std::string::npos);
+    auto none = run_envlock({"doctor", "--prefix", p.root(), "--code", code.str(), "--no-code", "--json"});
+    CHECK(nlohmann::json::parse(none.out).contains("code") == false);
+    auto missing = run_envlock({"doctor", "--prefix", p.root(), "--code", code.str("nope")});
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find(code.str("nope")) != std::string::npos);
 }

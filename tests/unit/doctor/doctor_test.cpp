@@ -295,6 +295,14 @@ TEST_CASE("Debian's /usr: the system Python's packages are read, and every error
     for (const auto& d : scan.dists) names.insert(d.normalized);
     CHECK(names.count("pip"));
     CHECK(names.count("setuptools"));   // Debian ships an .egg-info for it
+    // Debian's functorch/_C is built against Debian's torch: every torch symbol it imports is
+    // exported by libc10/libtorch* in /usr/lib/<triplet> (python3-torch 1.13).
+    for (const auto& x : scan.extensions)
+        if (x.path.find("functorch/_C") != std::string::npos) {
+            CHECK(x.torch_checked);
+            CHECK(x.torch_symbols > 10);
+            CHECK_MESSAGE(x.missing_torch_symbols.empty(), x.missing_torch_symbols.front());
+        }
     auto r = install::diagnose(scan, quiet_machine(), K());
     auto check = run_program({kDebianPython, "-m", "pip", "check"});
     for (const auto& f : r.findings) {
