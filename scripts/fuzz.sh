@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target, or all of them, for SECONDS each:
-#   scripts/fuzz.sh TARGET SECONDS     scripts/fuzz.sh all SECONDS     scripts/fuzz.sh list
+#   scripts/fuzz.sh TARGET[,TARGET…] SECONDS     scripts/fuzz.sh all SECONDS     scripts/fuzz.sh list
 # Configures and builds build-fuzz (clang-14, -DENVLOCK_FUZZ=ON: ASan + UBSan + libFuzzer)
 # incrementally, seeds build-fuzz/corpus/TARGET from the tests' inputs and the real snapshots
 # in ../shared (read in place), runs with -max_total_time, and prints exec/s and coverage from
@@ -19,12 +19,15 @@ SNAP=$SHARED/snapshots
 TARGETS="pep440 pep508 conda_version matchspec filenames repodata pypi_json pypi_html requirements_txt
   infer_docs setup_py lock target extract"
 
-usage() { echo "usage: scripts/fuzz.sh TARGET|all|list SECONDS   (targets: $(echo $TARGETS))" >&2; exit 2; }
+usage() { echo "usage: scripts/fuzz.sh TARGET[,TARGET...]|all|list SECONDS   (targets: $(echo $TARGETS))" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 if [ "$1" = list ]; then echo $TARGETS; exit 0; fi
 [ $# -eq 2 ] && [[ $2 =~ ^[0-9]+$ ]] || usage
 if [ "$1" = all ]; then RUN=$TARGETS; else
-  case " $(echo $TARGETS) " in *" $1 "*) RUN=$1 ;; *) echo "fuzz.sh: unknown target '$1'" >&2; usage ;; esac
+  RUN=""
+  for t in ${1//,/ }; do
+    case " $(echo $TARGETS) " in *" $t "*) RUN="$RUN $t" ;; *) echo "fuzz.sh: unknown target '$t'" >&2; usage ;; esac
+  done
 fi
 SECONDS_EACH=$2
 
