@@ -377,7 +377,6 @@ void find_extensions(const fs::path& prefix, PrefixScan& scan) {
                 if (x.cudart.empty()) x.cudart = cudart_soname_version(lib);
                 if (torch_library(lib)) x.torch_libs.push_back(lib);
             }
-            if (x.cudart.empty() && x.torch_libs.empty()) continue;
             x.path = relative_to(p, prefix);
             auto o = owner.find(x.path);
             if (o != owner.end()) x.dist = o->second;
@@ -386,6 +385,8 @@ void find_extensions(const fs::path& prefix, PrefixScan& scan) {
             std::string in_site = fs::path(p).lexically_relative(site).string();
             bool torchs_own = x.dist == "torch" || x.dist.starts_with("nvidia-") || in_site.starts_with("torch/") || in_site.starts_with("nvidia/");
             if (!torchs_own) {
+                // A module with device code but the CUDA runtime linked in statically (nvcc's
+                // default) names no libcudart: its fat binary says it is one.
                 if (auto archs = elf_fatbin_archs(p.string())) {
                     x.fatbin = true;
                     x.sass = std::move(archs->sass);
@@ -393,6 +394,7 @@ void find_extensions(const fs::path& prefix, PrefixScan& scan) {
                 }
                 if (!x.torch_libs.empty()) check_torch_symbols(x, p, lib_dirs, exports);
             }
+            if (x.cudart.empty() && x.torch_libs.empty() && !x.fatbin) continue;
             scan.extensions.push_back(std::move(x));
         }
     }

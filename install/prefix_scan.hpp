@@ -32,8 +32,9 @@ struct PythonDist {
     std::string editable_location;
 };
 
-// A compiled module (*.so) that links a CUDA runtime or torch's libraries: what it was built
-// against, as far as the file tells without loading it.
+// A compiled module (*.so) that links a CUDA runtime or torch's libraries, or carries GPU code
+// (a CUDA fat binary, the runtime linked in statically): what it was built against, as far as
+// the file tells without loading it.
 struct CompiledExtension {
     std::string path;                   // prefix-relative
     std::string dist;                   // PEP 503 name of the distribution whose RECORD lists it, "" when unknown
