@@ -1,6 +1,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/env_prefix.hpp"
@@ -9,6 +11,7 @@
 #include "cli/shared_flags.hpp"
 #include "fetch/files.hpp"
 #include "install/doctor.hpp"
+#include "resolver/infer/code_uses.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::cli {
@@ -16,9 +19,9 @@ namespace envlock::cli {
 namespace {
 
 struct DoctorFlags {
-    std::string prefix, lock, target;
+    std::string prefix, lock, target, code;
     std::vector<std::string> knowledge;
-    bool json = false;
+    bool json = false, no_code = false;
 };
 
 // The prefix: --prefix, else the active env ($CONDA_PREFIX, $VIRTUAL_ENV), else the lock's
@@ -55,11 +58,45 @@ Choice choose(const DoctorFlags& f) {
     return c;
 }
 
-void print(const install::DoctorReport& r, const Output& out) {
+// The code that runs in the prefix: --code, else the checkout beside the lock (its `checkout:`,
+// else the lock's folder), else the working directory when it is a Python project's root.
+install::CodeUses read_code(const DoctorFlags& f, const Choice& c) {
+    namespace fs = std::filesystem;
+    install::CodeUses code;
+    std::error_code ec;
+    if (f.no_code) return code;
+    if (!f.code.empty()) {
+        code.dir = f.code;
+        code.why = "--code";
+    } else if (c.lock && !c.lock_file.empty() && fs::path(c.lock_file).parent_path().filename() != ".envlock") {
+        fs::path dir = fs::absolute(c.lock_file, ec).parent_path();
+        if (!c.lock->checkout.empty() && fs::is_directory(dir / c.lock->checkout, ec)) dir /= c.lock->checkout;
+        code.dir = dir.lexically_normal().string();
+        code.why = "the checkout beside " + c.lock_file;
+    } else {
+        for (const char* marker : {"setup.py", "pyproject.toml", "setup.cfg", "requirements.txt"})
+            if (code.dir.empty() && fs::exists(marker, ec)) {
+                code.dir = fs::current_path(ec).string();
+                code.why = "the working directory (it has " + std::string(marker) + ")";
+            }
+    }
+    if (!code.dir.empty()) code.uses = code_uses(code.dir);
+    return code;
+}
+
+void print(const install::DoctorReport& r, const install::CodeUses& code, const Output& out) {
     std::cout << r.prefix << ": Python " << (r.python.empty() ? "unknown" : r.python) << ", " << r.python_dists
               << " Python distributions, " << r.conda_records << " conda records";
     if (!r.torch.empty()) std::cout << ", torch " << r.torch << (r.torch_cuda.empty() ? " (CPU)" : " (CUDA " + r.torch_cuda + ")");
     std::cout << "\n";
+    if (!code.dir.empty()) {
+        std::cout << "code: " << code.dir << " (" << code.why << ")";
+        std::vector<std::string> uses;
+        for (const auto& [use, where] : code.uses) uses.push_back(use + " at " + where);
+        for (size_t i = 0; i < uses.size(); ++i) std::cout << (i ? ", " : "; uses ") << uses[i];
+        std::cout << "\n";
+    }
+    if (!r.build_nvcc.empty()) std::cout << "extensions build with " << r.build_nvcc << "\n";
     using S = install::Severity;
     for (S s : {S::error, S::warning, S::note}) {
         std::size_t n = 0;
@@ -75,14 +112,19 @@ void print(const install::DoctorReport& r, const Output& out) {
             if (!f.fix.empty()) std::cout << "      fix: " << out.out(f.fix, Output::Style::green) << "\n";
         }
     }
-    if (r.drift && !(r.drift->added.empty() && r.drift->removed.empty() && r.drift->changed.empty())) {
-        std::cout << "\n`envlock install --repair` would:\n";
-        for (const auto& c : r.drift->changed) {   // "name locked -> installed"
-            std::size_t arrow = c.find(" -> ");
-            std::cout << "  reinstall " << c.substr(0, arrow) << " (now " << c.substr(arrow + 4) << ")\n";
-        }
-        for (const auto& c : r.drift->removed) std::cout << "  install   " << c << "\n";
-        for (const auto& c : r.drift->added) std::cout << "  remove    " << c << "\n";
+    if (r.repair && !r.repair->refused.empty()) {
+        std::cout << "\n`envlock install --repair` cannot run here: " << r.repair->refused << "\n";
+    } else if (r.repair) {
+        const auto& p = r.repair->plan;
+        std::set<std::string> added;
+        for (const auto& a : p.plan.add) added.insert(a.name);
+        std::size_t n = p.plan.add.size() + p.plan.remove.size() + p.damage.size() + p.foreign.size();
+        std::cout << "\n`envlock install --repair` would" << (n ? ":\n" : " change nothing\n");
+        for (const auto& a : p.plan.add) std::cout << "  install   " << a.name << " " << a.version << " (" << a.kind << ")\n";
+        for (const auto& x : p.plan.remove)
+            if (!added.count(x.name)) std::cout << "  remove    " << x.name << " " << x.version << " (" << x.kind << ")\n";
+        for (const auto& d : p.damage) std::cout << "  restore   " << d << "\n";
+        for (const auto& w : p.foreign) std::cout << "  remove    " << w << "\n";
     }
     if (r.exit_code() == 0) std::cout << "\n" << out.out("healthy", Output::Style::green) << "\n";
 }
@@ -96,15 +138,26 @@ void add_doctor(CLI::App& app, int& exit_code) {
     cmd->add_option("--lock", flags->lock, "the lock it was installed from: report drift from it (default: the copy install kept in the prefix)");
     cmd->add_option("--target", flags->target, "the lock's target whose environment to use when --prefix is not given");
     cmd->add_option("--knowledge", flags->knowledge, "extra knowledge file(s)");
+    cmd->add_option("--code", flags->code, "the code that runs in it, for advisories that depend on what the code uses (SyncBatchNorm, np.float …) (default: the checkout beside the lock, else the working directory when it is a Python project)");
+    cmd->add_flag("--no-code", flags->no_code, "read no code");
     cmd->add_flag("--json", flags->json, "print the findings as JSON");
     cmd->callback([flags, cmd, &exit_code] {
         Choice c = choose(*flags);
         auto scan = install::scan_prefix(c.prefix);
         auto k = knowledge::load(user_knowledge_files(flags->knowledge));
         auto machine = install::this_machine(k);
-        auto report = install::diagnose(scan, machine, k, c.lock ? &*c.lock : nullptr, c.lock_file);
-        if (flags->json) std::cout << install::report_json(report).dump(2) << "\n";
-        else print(report, output_of(*cmd));
+        auto code = read_code(*flags, c);
+        std::optional<install::RepairPreview> repair;
+        if (c.lock) repair = install::repair_preview(*c.lock, scan.prefix);
+        auto report = install::diagnose(scan, machine, k, c.lock ? &*c.lock : nullptr, c.lock_file, repair ? &*repair : nullptr,
+                                        code.dir.empty() ? nullptr : &code);
+        if (flags->json) {
+            auto j = install::report_json(report);
+            if (!code.dir.empty()) j["code-uses"] = code.uses;
+            std::cout << j.dump(2) << "\n";
+        } else {
+            print(report, code, output_of(*cmd));
+        }
         exit_code = report.exit_code();
     });
 }

@@ -205,6 +205,11 @@ void add_install(CLI::App& app, int& exit_code) {
         if (f->dry_run) {
             std::cout << "plan for " << fs::absolute(o.prefix).lexically_normal().string() << ":\n";
             print_plan(r.plan, true);
+            if (f->repair) {
+                std::cout << "would restore " << r.damage.size() << " files, remove " << r.removed_foreign.size() << " foreign files\n";
+                for (const auto& d : r.damage) std::cout << "  restore " << d << "\n";
+                for (const auto& w : r.foreign) std::cout << "  remove  " << w << "\n";
+            }
             return;
         }
         if (!r.changed) {

@@ -1,6 +1,7 @@
 #include "install/doctor.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,8 +10,12 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "fetch/process.hpp"
+#include "install/elf.hpp"
+#include "install/install.hpp"
+#include "install/verify.hpp"
 #include "resolver/knowledge/detect.hpp"
 #include "resolver/knowledge/public_source.hpp"
 #include "resolver/specs/errors.hpp"
@@ -77,16 +82,26 @@ struct Provider {
     std::string name;             // as spelled
 };
 
+// The CUDA toolkit torch.utils.cpp_extension builds with in this prefix: $CUDA_HOME (else
+// $CUDA_PATH), else the nvcc first on PATH (the env's own bin/nvcc once it is active), else
+// /usr/local/cuda (_find_cuda_home, pytorch/pytorch@v1.13.1:torch/utils/cpp_extension.py).
+struct BuildToolkit {
+    std::string home, version, from;   // version major.minor, "" when unknown
+};
+
 struct Env {
     const PrefixScan& scan;
     const DoctorMachine& machine;
     const knowledge::Knowledge& k;
     const Lock* lock;
     std::string lock_file;
+    const RepairPreview* repair_plan = nullptr;
+    const CodeUses* code = nullptr;
     std::map<std::string, std::vector<Provider>> python;   // PEP 503 name -> providers
     std::map<std::string, const CondaMetaRecord*> conda;   // conda name -> record
     std::optional<pep508::MarkerEnv> markers;
     std::vector<Finding> findings;
+    BuildToolkit build;
 
     std::string python_cmd() const {
         for (const char* p : {"bin/python", "bin/python3"})
@@ -99,7 +114,10 @@ struct Env {
         return !mm.empty() && fs::exists(fs::path(scan.prefix) / "lib" / ("python" + mm) / "EXTERNALLY-MANAGED");
     }
     std::string repair() const {
-        return "envlock install --repair --prefix " + scan.prefix + (lock_file.empty() ? "" : " --lock " + lock_file);
+        if (repair_plan && !repair_plan->refused.empty())
+            return "install the lock into a new prefix: envlock install " + (lock_file.empty() ? std::string("envlock.yaml") : lock_file) +
+                   " --prefix <new dir> (" + repair_plan->refused + ")";
+        return "envlock install " + (lock_file.empty() ? std::string("envlock.yaml") : lock_file) + " --repair --prefix " + scan.prefix;
     }
     // How to (re)install `req` in this prefix: conda's own when conda owns the name, else pip.
     std::string install_cmd(const std::string& normalized, const std::string& req) const {
@@ -315,11 +333,62 @@ bool holds(const Env& e, const std::string& text, std::string& seen) {
     return true;
 }
 
+// An advisory's needs: (what the code does, the toolkit, the GPUs), each with what shows it;
+// false when one does not hold or cannot be told.
+bool needs_hold(const Env& e, const std::string& needs, std::vector<std::string>& seen) {
+    std::stringstream in(needs);
+    for (std::string c; std::getline(in, c, ',');) {
+        c.erase(0, c.find_first_not_of(' '));
+        c.erase(c.find_last_not_of(' ') + 1);
+        if (c.empty()) continue;
+        auto used = e.code ? e.code->uses.find(c) : std::map<std::string, std::string>::const_iterator{};
+        if (e.code && used != e.code->uses.end()) {
+            std::string what = c.rfind("code-uses:", 0) == 0 ? "code using " + c.substr(10)
+                               : c == "numba-cuda"           ? "code running numba.cuda kernels"
+                               : c == "cuda-extensions"      ? "code building CUDA/C++ extensions"
+                                                             : c;
+            seen.push_back(what + " (" + used->second + ")");
+            continue;
+        }
+        if (c == "cuda-extensions") {
+            auto it = std::find_if(e.scan.extensions.begin(), e.scan.extensions.end(),
+                                   [](const CompiledExtension& x) { return x.torch_checked; });
+            if (it == e.scan.extensions.end()) return false;
+            seen.push_back("extensions built here (" + it->path + ")");
+            continue;
+        }
+        auto compare = [](const std::string& spec, const std::string& version) {
+            auto v = pep440::Version::try_parse(version);
+            try {
+                return v && pep440::SpecifierSet::parse(spec).contains(*v, true);
+            } catch (const Error&) {
+                return false;
+            }
+        };
+        if (c.rfind("cuda", 0) == 0 && c.size() > 4 && std::string("<>=!").find(c[4]) != std::string::npos) {
+            if (e.build.version.empty() || !compare(c.substr(4), e.build.version)) return false;
+            seen.push_back("CUDA " + e.build.version + " at " + e.build.home);
+            continue;
+        }
+        if (c.rfind("sm", 0) == 0 && c.size() > 2 && std::string("<>=!").find(c[2]) != std::string::npos) {
+            bool any = false;
+            for (const auto& g : e.machine.target.gpus)
+                if (compare(c.substr(2), std::to_string(g.sm_major * 10 + g.sm_minor))) {
+                    seen.push_back(g.name + " (" + knowledge::sm_name(g.sm_major * 10 + g.sm_minor) + ")");
+                    any = true;
+                    break;
+                }
+            if (!any) return false;
+            continue;
+        }
+        return false;   // what the code does, and no code was read (or it does not)
+    }
+    return true;
+}
+
 void check_advisories(Env& e) {
     for (const auto& a : knowledge::advisories(e.k)) {
-        // Conditions on what the code does or builds (needs:) are the resolver's to weigh; doctor
-        // cannot see the code, so it reports only combinations bad by themselves.
-        if (!a.needs.empty() || a.when.empty()) continue;
+        if (a.when.empty() && a.needs.empty()) continue;
         std::vector<std::string> seen;
         bool all = true;
         try {
@@ -332,6 +401,9 @@ void check_advisories(Env& e) {
             all = false;
         }
         if (!all) continue;
+        std::vector<std::string> because;
+        if (!a.needs.empty() && !needs_hold(e, a.needs, because)) continue;
+        seen.insert(seen.end(), because.begin(), because.end());
         // The advisory's fix is "req, or other": the first alternative as a command, the rest as words.
         std::string first = a.fix.substr(0, a.fix.find(", or "));
         std::string rest = first.size() < a.fix.size() ? a.fix.substr(first.size() + 2) : "";
@@ -426,39 +498,73 @@ std::string mismatch_why(const knowledge::Knowledge& k, const std::string& verdi
     return why;
 }
 
+BuildToolkit build_toolkit(const PrefixScan& scan, const DoctorMachine& m) {
+    if (m.cuda_home_set) return {m.cuda_home, m.cuda_home_version, "CUDA_HOME"};
+    std::error_code ec;
+    fs::path own = fs::path(scan.prefix) / "bin/nvcc";
+    if (scan.conda && fs::exists(own, ec))
+        return {scan.prefix, cuda_toolkit_version(scan.prefix), "the env's own nvcc, first on PATH once the env is active"};
+    auto known = [&](const std::string& home) {
+        for (const auto& tk : m.target.toolkits)
+            if (fs::path(tk.path).lexically_normal() == fs::path(home).lexically_normal()) return knowledge::major_minor(tk.version);
+        return cuda_toolkit_version(home);
+    };
+    if (!m.path_nvcc.empty()) {
+        std::string home = fs::path(m.path_nvcc).parent_path().parent_path().string();
+        return {home, known(home), "nvcc on PATH"};
+    }
+    for (const auto& tk : m.target.toolkits)
+        if (fs::path(tk.path).lexically_normal() == "/usr/local/cuda")
+            return {tk.path, knowledge::major_minor(tk.version), "/usr/local/cuda, CUDA_HOME being unset and no nvcc on PATH"};
+    return {};
+}
+
 void check_cuda_home(Env& e) {
     const auto& t = e.scan.torch;
     if (t.version.empty() || t.cuda.empty()) return;
     const DoctorMachine& m = e.machine;
+    const BuildToolkit& b = e.build;
     std::string fix_home;
     for (const auto& tk : m.target.toolkits)
         if (knowledge::major_minor(tk.version) == knowledge::major_minor(t.cuda)) fix_home = "export CUDA_HOME=" + tk.path;
     if (fix_home.empty()) fix_home = "install the CUDA " + t.cuda + " toolkit and export CUDA_HOME=<its directory>";
-    if (!m.cuda_home_set) {
-        if (m.target.toolkits.empty()) {
-            e.add(Severity::note, "cuda-home", "CUDA_HOME is unset and no CUDA toolkit was found",
-                  "CUDA extensions (mmcv-full, mmdet3d ops …) cannot be built against torch's CUDA " + t.cuda + " here", "");
-            return;
-        }
-        // torch.utils.cpp_extension then takes the nvcc on PATH, else /usr/local/cuda.
-        const CudaToolkit& used = m.target.toolkits.front();
-        std::string verdict = knowledge::cpp_extension_cuda_check(e.k, t.cuda, used.version);
-        if (verdict == "ok") return;
-        e.add(verdict == "error" ? Severity::error : Severity::warning, "cuda-home",
-              "CUDA_HOME is unset, so extensions build with " + used.path + " (CUDA " + used.version + "), torch has CUDA " + t.cuda,
-              mismatch_why(e.k, verdict, used.version, t.cuda), fix_home);
+    if (b.home.empty()) {
+        e.add(Severity::note, "cuda-home", "CUDA_HOME is unset and no CUDA toolkit was found",
+              "CUDA extensions (mmcv-full, mmdet3d ops …) cannot be built against torch's CUDA " + t.cuda + " here", "");
         return;
     }
-    if (m.cuda_home_version.empty()) {
-        e.add(Severity::warning, "cuda-home", "CUDA_HOME=" + m.cuda_home + " is not a CUDA toolkit",
+    std::string where = b.from == "CUDA_HOME" ? "CUDA_HOME=" + b.home : b.home + " (" + b.from + ")";
+    if (b.version.empty()) {
+        e.add(Severity::warning, "cuda-home", where + " is not a CUDA toolkit",
               "it has no version.json, version.txt or bin/nvcc, so building CUDA extensions fails", fix_home);
         return;
     }
-    std::string verdict = knowledge::cpp_extension_cuda_check(e.k, t.cuda, m.cuda_home_version);
+    std::string verdict = knowledge::cpp_extension_cuda_check(e.k, t.cuda, b.version);
     if (verdict == "ok") return;
-    e.add(verdict == "error" ? Severity::error : Severity::warning, "cuda-home",
-          "CUDA_HOME=" + m.cuda_home + " is CUDA " + m.cuda_home_version + ", torch " + t.version + " was built with CUDA " + t.cuda,
-          mismatch_why(e.k, verdict, m.cuda_home_version, t.cuda), fix_home);
+    std::string what = b.from == "CUDA_HOME" ? "CUDA_HOME=" + b.home + " is CUDA " + b.version + ", torch " + t.version + " was built with CUDA " + t.cuda
+                                             : "extensions build with CUDA " + b.version + " at " + where + ", torch " + t.version + " has CUDA " + t.cuda;
+    e.add(verdict == "error" ? Severity::error : Severity::warning, "cuda-home", what, mismatch_why(e.k, verdict, b.version, t.cuda), fix_home);
+}
+
+// The host compiler nvcc is handed (verify's rule: the newest gcc/clang each CUDA accepts).
+void check_build_compiler(Env& e) {
+    const auto& t = e.scan.torch;
+    if (t.version.empty() || t.cuda.empty() || e.build.version.empty()) return;
+    VerifyInputs in;
+    in.machine = e.machine.target;
+    in.env = e.machine.env;
+    ChosenToolchain chosen;
+    chosen.cuda = e.build.version;
+    VerifyCheck c = install::check_host_compiler(Lock{}, in, e.k, chosen);
+    if (c.status != CheckStatus::failed) return;
+    std::string fix = c.fix;
+    if (fix.rfind("build with ", 0) == 0)
+        fix = "export " + (chosen.cc.empty() ? "" : "CC=" + chosen.cc + " ") + "CXX=" + chosen.cxx + " NVCC_CCBIN=" + chosen.cxx +
+              " before building extensions (" + chosen.cxx_version + ", which nvcc " + e.build.version + " accepts; torch passes CC to nvcc as -ccbin)";
+    // An error when the code builds CUDA extensions; otherwise it waits for the first build.
+    bool builds = e.code && e.code->uses.count("cuda-extensions");
+    e.add(builds ? Severity::error : Severity::warning, "host-compiler", c.what + " (CUDA " + e.build.version + " at " + e.build.home + ")",
+          c.cause + ": every CUDA extension build stops there" + (c.source.empty() ? "" : cite(c.source)), fix);
 }
 
 // libcudart's soname carries major.minor up to CUDA 10.2 and only the major from 11 on
@@ -470,24 +576,83 @@ bool same_runtime(const std::string& soname_version, const std::string& cuda) {
     return knowledge::major_minor(soname_version) == knowledge::major_minor(cuda);
 }
 
+std::string sm_list(const std::vector<int>& sass, const std::vector<int>& ptx) {
+    std::vector<std::string> parts;
+    for (int sm : sass) parts.push_back(knowledge::sm_name(sm));
+    for (int sm : ptx) parts.push_back("compute_" + std::to_string(sm));
+    return parts.empty() ? "no GPU code" : join(parts, " ");
+}
+
 void check_extensions(Env& e) {
     const auto& t = e.scan.torch;
-    if (t.version.empty()) return;
-    for (const auto& x : e.scan.cuda_extensions) {
-        if (x.dist == "torch" || x.dist.starts_with("nvidia-") || x.path.find("/torch/") != std::string::npos) continue;
-        if (!t.cuda.empty() && same_runtime(x.cudart, t.cuda)) continue;
+    for (const auto& x : e.scan.extensions) {
+        bool torchs_own = x.dist == "torch" || x.dist.starts_with("nvidia-") || x.path.find("/torch/") != std::string::npos;
+        if (torchs_own) continue;
         std::string owner = x.dist.empty() ? x.path : x.dist;
         const Provider* p = x.dist.empty() ? nullptr : e.installed(x.dist);
-        std::string fix = e.lock ? e.repair()
-                          : p ? e.python_cmd() + " -m pip install --force-reinstall --no-deps --no-build-isolation \"" + x.dist + "==" +
-                                    p->version + "\" (rebuilds it against the installed torch; CUDA_HOME must be CUDA " +
-                                    (t.cuda.empty() ? "none" : t.cuda) + ")"
-                              : "rebuild " + x.path + " against the installed torch";
-        e.add(Severity::error, "extension-cuda",
-              x.path + " links libcudart.so." + x.cudart + ", torch " + t.version + " is " + (t.cuda.empty() ? "a CPU build" : "CUDA " + t.cuda),
-              owner + " was built against another torch/CUDA: it loads a second CUDA runtime beside torch's and fails to import "
-                      "(undefined symbol) or fails at its first kernel",
-              fix);
+        std::string rebuild = e.lock ? e.repair()
+                              : p ? e.python_cmd() + " -m pip install --force-reinstall --no-deps --no-build-isolation \"" + x.dist + "==" +
+                                        p->version + "\" (rebuilds it against the installed torch" +
+                                        (t.cuda.empty() ? "" : "; CUDA_HOME must be CUDA " + t.cuda) + ")"
+                                  : "rebuild " + x.path + " against the installed torch (in its checkout: python setup.py develop)";
+        if (!t.version.empty() && !x.cudart.empty() && !(!t.cuda.empty() && same_runtime(x.cudart, t.cuda)))
+            e.add(Severity::error, "extension-cuda",
+                  x.path + " links libcudart.so." + x.cudart + ", torch " + t.version + " is " + (t.cuda.empty() ? "a CPU build" : "CUDA " + t.cuda),
+                  owner + " was built against another torch/CUDA: it loads a second CUDA runtime beside torch's and fails to import "
+                          "(undefined symbol) or fails at its first kernel",
+                  rebuild);
+        if (x.torch_checked && !x.missing_torch_symbols.empty()) {
+            const std::string& first = x.missing_torch_symbols.front();
+            std::string n = std::to_string(x.missing_torch_symbols.size());
+            e.add(Severity::error, "extension-torch",
+                  x.path + " needs " + n + " of its " + std::to_string(x.torch_symbols) + " torch symbols that torch " +
+                      (t.version.empty() ? "" : t.version + " ") + "does not export, first " + demangle(first),
+                  owner + " was built against another torch: `import` fails with \"ImportError: " + x.path.substr(x.path.rfind('/') + 1) +
+                      ": undefined symbol: " + first + "\" (torch's libraries read in " + x.torch_lib_dir + ")",
+                  rebuild);
+        }
+        if (x.fatbin && (!x.sass.empty() || !x.ptx.empty())) {
+            knowledge::ArchList archs{x.sass, x.ptx};
+            for (const auto& gpu : e.machine.target.gpus) {
+                int sm = gpu.sm_major * 10 + gpu.sm_minor;
+                if (knowledge::arch_list_runs_on(archs, sm)) continue;
+                e.add(Severity::error, "extension-gpu", x.path + " has no code for " + knowledge::sm_name(sm) + " (" + gpu.name + ")",
+                      "its CUDA fat binary holds " + sm_list(x.sass, x.ptx) +
+                          ": its kernels fail with \"no kernel image is available for execution on the device\"",
+                      "TORCH_CUDA_ARCH_LIST=\"" + knowledge::cc_name(sm) + "\" " + rebuild);
+            }
+        }
+    }
+}
+
+// ---- the machine: CPU flags, WSL and NCCL (knowledge: target_warnings) ----
+
+void check_target_warnings(Env& e) {
+    std::vector<std::pair<std::string, std::string>> packages;
+    for (const auto& d : e.scan.dists) packages.emplace_back(d.name, d.version);
+    for (const auto& r : e.scan.conda_records) packages.emplace_back(r.name, r.version);
+    for (const auto& w : knowledge::target_warnings(e.k, e.machine.target, packages)) {
+        std::vector<std::string> seen;
+        for (const auto& req : w.when) {
+            std::string s;
+            try {
+                if (holds(e, req, s)) seen.push_back(s);
+                else if (auto it = e.conda.find(pep508::Requirement::parse(req).name); it != e.conda.end())
+                    seen.push_back("conda " + it->second->name + " " + it->second->version);
+            } catch (const Error&) {
+            }
+        }
+        std::vector<std::string> machine;
+        std::stringstream in(w.target);
+        for (std::string c; std::getline(in, c, ',');) {
+            c.erase(0, c.find_first_not_of(' '));
+            if (c.rfind("cpu-lacks:", 0) == 0) machine.push_back("a CPU without " + c.substr(10));
+            else if (c == "wsl") machine.push_back("WSL");
+            else if (c.rfind("gpus>=", 0) == 0) machine.push_back(std::to_string(e.machine.target.gpus.size()) + " GPUs");
+        }
+        bool crash = w.target.find("cpu-lacks:") != std::string::npos;
+        e.add(crash ? Severity::error : Severity::warning, "target:" + w.id,
+              (seen.empty() ? join(w.when, ", ") : join(seen, ", ")) + " on " + join(machine, ", "), w.symptom + cite(w.source), w.fix);
     }
 }
 
@@ -533,6 +698,14 @@ void check_drift(Env& e, DoctorReport& report) {
     if (!d.removed.empty())
         e.add(Severity::error, "lock-drift", std::to_string(d.removed.size()) + " locked package(s) missing: " + listed(d.removed),
               "imports of them fail, and what requires them is unmet", fix);
+    // What --repair's own check found: files of locked packages that are gone or were edited.
+    if (e.repair_plan && !e.repair_plan->plan.damage.empty()) {
+        const auto& damage = e.repair_plan->plan.damage;
+        e.add(Severity::error, "lock-files", std::to_string(damage.size()) + " installed file(s) missing or modified: " + listed(damage),
+              "they are not what the locked packages installed (sha256 and size as recorded at install), so what imports them "
+              "breaks or behaves differently",
+              fix);
+    }
     if (!d.added.empty())
         e.add(Severity::warning, "lock-drift", std::to_string(d.added.size()) + " package(s) not in " + e.lock_file + ": " + listed(d.added),
               "installed by hand after the lock; they may pull the env away from what was solved", fix);
@@ -575,15 +748,20 @@ LockDrift lock_drift(const Lock& lock, const PrefixScan& scan) {
 }
 
 DoctorReport diagnose(const PrefixScan& scan, const DoctorMachine& machine, const knowledge::Knowledge& k, const Lock* lock,
-                      const std::string& lock_file) {
-    Env e{scan, machine, k, lock, lock_file.empty() && lock ? "envlock.yaml" : lock_file, {}, {}, {}, {}};
+                      const std::string& lock_file, const RepairPreview* repair, const CodeUses* code) {
+    Env e{scan, machine, k, lock, lock_file.empty() && lock ? "envlock.yaml" : lock_file, repair, code, {}, {}, {}, {}, {}};
     build_index(e);
+    e.build = build_toolkit(scan, machine);
     DoctorReport r;
     r.prefix = scan.prefix;
     r.python = scan.python_version;
     r.python_dists = scan.dists.size();
     r.conda_records = scan.conda_records.size();
-    r.cuda_extensions = scan.cuda_extensions.size();
+    r.extensions = scan.extensions;
+    if (lock && repair) r.repair = *repair;
+    if (code) r.code_dir = code->dir;
+    if (!e.build.home.empty())
+        r.build_nvcc = (e.build.version.empty() ? "no CUDA release" : "CUDA " + e.build.version) + " at " + e.build.home + " (" + e.build.from + ")";
     r.torch = scan.torch.version;
     r.torch_cuda = scan.torch.cuda;
     r.lock_file = lock ? e.lock_file : "";
@@ -596,7 +774,9 @@ DoctorReport diagnose(const PrefixScan& scan, const DoctorMachine& machine, cons
     check_numba(e);
     check_torch(e);
     check_cuda_home(e);
+    check_build_compiler(e);
     check_extensions(e);
+    check_target_warnings(e);
     check_open_files(e);
     check_metadata(e);
     std::stable_sort(e.findings.begin(), e.findings.end(),
@@ -610,7 +790,7 @@ nlohmann::json report_json(const DoctorReport& r) {
                         {"python", r.python},
                         {"python-distributions", r.python_dists},
                         {"conda-records", r.conda_records},
-                        {"cuda-extensions", r.cuda_extensions},
+                        {"extensions", nlohmann::json::array()},
                         {"torch", r.torch},
                         {"torch-cuda", r.torch_cuda},
                         {"healthy", r.exit_code() == 0},
@@ -619,6 +799,25 @@ nlohmann::json report_json(const DoctorReport& r) {
         j["findings"].push_back({{"severity", severity_name(f.severity)}, {"check", f.check}, {"what", f.what}, {"why", f.why}, {"fix", f.fix}});
     if (!r.lock_file.empty()) j["lock"] = r.lock_file;
     if (r.drift) j["drift"] = {{"added", r.drift->added}, {"removed", r.drift->removed}, {"changed", r.drift->changed}};
+    for (const auto& x : r.extensions) {
+        nlohmann::json e = {{"path", x.path}, {"distribution", x.dist}, {"cudart", x.cudart}, {"torch-libraries", x.torch_libs}};
+        if (x.fatbin) e["gpu-code"] = {{"sass", x.sass}, {"ptx", x.ptx}};
+        if (x.torch_checked)
+            e["torch-symbols"] = {{"imported", x.torch_symbols}, {"missing", x.missing_torch_symbols}, {"read-in", x.torch_lib_dir}};
+        j["extensions"].push_back(e);
+    }
+    if (!r.code_dir.empty()) j["code"] = r.code_dir;
+    if (!r.build_nvcc.empty()) j["build-nvcc"] = r.build_nvcc;
+    if (r.repair) {
+        const auto& p = r.repair->plan;
+        auto names = [](const std::vector<PlannedPackage>& v) {
+            std::vector<std::string> out;
+            for (const auto& x : v) out.push_back(x.name + " " + x.version + " (" + x.kind + ")");
+            return out;
+        };
+        j["repair"] = {{"refused", r.repair->refused}, {"add", names(p.plan.add)}, {"remove", names(p.plan.remove)},
+                       {"keep", p.plan.keep}, {"restore", p.damage}, {"remove-foreign", p.removed_foreign}, {"foreign", p.foreign}};
+    }
     return j;
 }
 
@@ -644,6 +843,26 @@ std::string cuda_toolkit_version(const std::string& dir) {
     return "";
 }
 
+RepairPreview repair_preview(const Lock& lock, const std::string& prefix) {
+    RepairPreview out;
+    std::error_code ec;
+    if (!fs::exists(fs::path(prefix) / kStateFile, ec)) {
+        out.refused = "envlock install --repair only repairs prefixes envlock installed, and " + prefix + " has no " + kStateFile;
+        return out;
+    }
+    InstallOptions o;
+    o.prefix = prefix;
+    o.dry_run = true;
+    o.repair = true;
+    use_default_installers(o);
+    try {
+        out.plan = install_lock(lock, o);
+    } catch (const Error& err) {
+        out.refused = err.what();
+    }
+    return out;
+}
+
 DoctorMachine this_machine(const knowledge::Knowledge& k) {
     DoctorMachine m;
     m.target = detect_target(DetectRoots::host(), k);
@@ -653,6 +872,20 @@ DoctorMachine this_machine(const knowledge::Knowledge& k) {
         m.cuda_home_set = true;
         m.cuda_home = home;
         m.cuda_home_version = cuda_toolkit_version(home);
+    }
+    for (const char* key : {"PATH", "CC", "CXX"})
+        if (const char* v = std::getenv(key)) m.env[key] = v;
+    std::string path = m.env["PATH"];
+    for (size_t pos = 0; pos <= path.size();) {
+        size_t end = path.find(':', pos);
+        if (end == std::string::npos) end = path.size();
+        fs::path nvcc = fs::path(path.substr(pos, end - pos)) / "nvcc";
+        std::error_code ec;
+        if (end > pos && fs::is_regular_file(nvcc, ec) && ::access(nvcc.c_str(), X_OK) == 0) {
+            m.path_nvcc = fs::absolute(nvcc, ec).lexically_normal().string();
+            break;
+        }
+        pos = end + 1;
     }
     struct rlimit rl {};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0) {

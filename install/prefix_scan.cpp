@@ -2,15 +2,17 @@
 #include "install/wheel_install.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
-#include "install/elf_needed.hpp"
+#include "install/elf.hpp"
 #include "install/record.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/pep508.hpp"
@@ -295,10 +297,71 @@ void find_torch(const fs::path& prefix, PrefixScan& scan) {
     }
 }
 
-void find_cuda_extensions(const fs::path& prefix, PrefixScan& scan) {
+// torch's libraries, by the names extensions link them under (libc10.so, libtorch_cuda.so,
+// Debian's libtorch_cpu.so.1.13).
+bool torch_library(const std::string& soname) {
+    static const std::regex re(R"(^lib(c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_cuda_cpp|torch_cuda_cu|torch_python|torch_global_deps|shm|caffe2_nvrtc)\.so(\.[0-9.]+)?$)");
+    return std::regex_match(soname, re);
+}
+
+// Where torch's libraries are: the wheel's and conda's torch/lib, else (Debian) the prefix's
+// lib directories, where python3-torch puts them.
+std::vector<fs::path> torch_lib_dirs(const fs::path& prefix, const PrefixScan& scan) {
+    std::vector<fs::path> dirs;
+    for (const auto& site : scan.site_dirs) dirs.push_back(fs::path(site) / "torch/lib");
+    dirs.push_back(prefix / "lib");
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(prefix / "lib", ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+        if (it->path().filename().string().ends_with("-linux-gnu")) dirs.push_back(it->path());
+    return dirs;
+}
+
+// Everything torch's libraries in `dir` export (each file read once, symlinks followed).
+const std::unordered_set<std::string>& torch_exports(const fs::path& dir, std::map<std::string, std::unordered_set<std::string>>& cache) {
+    auto [it, fresh] = cache.try_emplace(dir.string());
+    if (!fresh) return it->second;
+    std::set<fs::path> files;
+    std::error_code ec;
+    for (auto e = fs::directory_iterator(dir, ec); !ec && e != fs::directory_iterator(); e.increment(ec)) {
+        if (!torch_library(e->path().filename().string())) continue;
+        fs::path real = fs::canonical(e->path(), ec);
+        if (!ec) files.insert(real);
+        ec.clear();
+    }
+    for (const auto& f : files)
+        if (auto syms = elf_dynamic_symbols(f.string()))
+            for (auto& d : syms->defined) it->second.insert(std::move(d));
+    return it->second;
+}
+
+void check_torch_symbols(CompiledExtension& x, const fs::path& file, const std::vector<fs::path>& dirs,
+                         std::map<std::string, std::unordered_set<std::string>>& cache) {
+    fs::path dir;
+    std::error_code ec;
+    for (const auto& d : dirs)
+        for (const auto& lib : x.torch_libs)
+            if (dir.empty() && fs::exists(d / lib, ec)) dir = d;
+    if (dir.empty()) return;
+    auto syms = elf_dynamic_symbols(file.string(), false);
+    if (!syms) return;
+    const auto& exported = torch_exports(dir, cache);
+    if (exported.empty()) return;
+    x.torch_checked = true;
+    x.torch_lib_dir = dir.lexically_normal().string();
+    for (const auto& u : syms->undefined) {
+        if (!torch_symbol(u)) continue;
+        ++x.torch_symbols;
+        if (!exported.count(u)) x.missing_torch_symbols.push_back(u);
+    }
+    std::sort(x.missing_torch_symbols.begin(), x.missing_torch_symbols.end());
+}
+
+void find_extensions(const fs::path& prefix, PrefixScan& scan) {
     std::map<std::string, std::string> owner;   // prefix-relative file -> dist
     for (const auto& d : scan.dists)
         for (const auto& f : d.files) owner.emplace(f, d.normalized);
+    const auto lib_dirs = torch_lib_dirs(prefix, scan);
+    std::map<std::string, std::unordered_set<std::string>> exports;
     for (const auto& site : scan.site_dirs) {
         std::error_code ec;
         for (auto it = fs::recursive_directory_iterator(site, fs::directory_options::skip_permission_denied, ec);
@@ -309,24 +372,51 @@ void find_cuda_extensions(const fs::path& prefix, PrefixScan& scan) {
             if (!(n.ends_with(".so") || n.find(".so.") != std::string::npos) || !it->is_regular_file(ec)) continue;
             auto needed = elf_needed(p.string());
             if (!needed) continue;
+            CompiledExtension x;
             for (const auto& lib : *needed) {
-                std::string v = cudart_soname_version(lib);
-                if (v.empty()) continue;
-                CudaExtension x;
-                x.path = relative_to(p, prefix);
-                auto o = owner.find(x.path);
-                if (o != owner.end()) x.dist = o->second;
-                x.cudart = v;
-                scan.cuda_extensions.push_back(std::move(x));
-                break;
+                if (x.cudart.empty()) x.cudart = cudart_soname_version(lib);
+                if (torch_library(lib)) x.torch_libs.push_back(lib);
             }
+            x.path = relative_to(p, prefix);
+            auto o = owner.find(x.path);
+            if (o != owner.end()) x.dist = o->second;
+            // torch's own modules and libraries, and NVIDIA's wheels of CUDA libraries, agree with
+            // themselves: neither their (large) fat binaries nor their symbols are read.
+            std::string in_site = fs::path(p).lexically_relative(site).string();
+            bool torchs_own = x.dist == "torch" || x.dist.starts_with("nvidia-") || in_site.starts_with("torch/") || in_site.starts_with("nvidia/");
+            if (!torchs_own) {
+                // A module with device code but the CUDA runtime linked in statically (nvcc's
+                // default) names no libcudart: its fat binary says it is one.
+                if (auto archs = elf_fatbin_archs(p.string())) {
+                    x.fatbin = true;
+                    x.sass = std::move(archs->sass);
+                    x.ptx = std::move(archs->ptx);
+                }
+                if (!x.torch_libs.empty()) check_torch_symbols(x, p, lib_dirs, exports);
+            }
+            if (x.cudart.empty() && x.torch_libs.empty() && !x.fatbin) continue;
+            scan.extensions.push_back(std::move(x));
         }
     }
-    std::sort(scan.cuda_extensions.begin(), scan.cuda_extensions.end(),
-              [](const CudaExtension& a, const CudaExtension& b) { return a.path < b.path; });
+    std::sort(scan.extensions.begin(), scan.extensions.end(),
+              [](const CompiledExtension& a, const CompiledExtension& b) { return a.path < b.path; });
 }
 
 }  // namespace
+
+bool torch_symbol(const std::string& m) {
+    // _Z, then a special name's prefix (TV vtable, TI typeinfo, TS its name), then a nested
+    // name N with its cv/ref qualifiers, then the outermost namespace as <length><name>.
+    if (m.rfind("_Z", 0) != 0) return false;
+    size_t i = 2;
+    if (i + 1 < m.size() && m[i] == 'T' && (m[i + 1] == 'V' || m[i + 1] == 'I' || m[i + 1] == 'S')) i += 2;
+    if (i >= m.size() || m[i] != 'N') return false;
+    ++i;
+    while (i < m.size() && (m[i] == 'K' || m[i] == 'V' || m[i] == 'r' || m[i] == 'R' || m[i] == 'O')) ++i;
+    for (const char* ns : {"3c10", "2at", "5torch", "6caffe2"})
+        if (m.compare(i, std::strlen(ns), ns) == 0) return true;
+    return false;
+}
 
 std::vector<std::string> requires_txt_to_pep508(const std::string& text) {
     std::vector<std::string> out;
@@ -399,7 +489,7 @@ PrefixScan scan_prefix(const std::string& prefix_text) {
         return std::tie(a.normalized, a.metadata) < std::tie(b.normalized, b.metadata);
     });
     find_torch(prefix, scan);
-    find_cuda_extensions(prefix, scan);
+    find_extensions(prefix, scan);
     return scan;
 }
 

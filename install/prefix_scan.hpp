@@ -1,7 +1,7 @@
 #pragma once
 // Reading any Python prefix, envlock's or not (a conda env, a venv, Debian's /usr): its conda-meta
 // records, every *.dist-info and *.egg-info (egg-links of `setup.py develop` followed), the
-// interpreter's version, torch's CUDA, and the compiled modules that link a CUDA runtime.
+// interpreter's version, torch's CUDA, and the compiled modules that link a CUDA runtime or torch.
 #include <string>
 #include <vector>
 
@@ -32,12 +32,27 @@ struct PythonDist {
     std::string editable_location;
 };
 
-// A compiled module (*.so) that links a CUDA runtime.
-struct CudaExtension {
+// A compiled module (*.so) that links a CUDA runtime or torch's libraries, or carries GPU code
+// (a CUDA fat binary, the runtime linked in statically): what it was built against, as far as
+// the file tells without loading it.
+struct CompiledExtension {
     std::string path;                   // prefix-relative
     std::string dist;                   // PEP 503 name of the distribution whose RECORD lists it, "" when unknown
-    std::string cudart;                 // the DT_NEEDED soname's version: "11.0", "10.2", "12"
+    std::string cudart;                 // the libcudart DT_NEEDED soname's version: "11.0", "10.2", "12"; "" for none
+    std::vector<std::string> torch_libs;   // DT_NEEDED of torch's: libc10.so, libtorch_cpu.so …
+    bool fatbin = false;                // has a .nv_fatbin section
+    std::vector<int> sass, ptx;         // its GPU code (sm numbers), from the fat binary's headers
+    // Undefined symbols in torch's C++ namespaces (c10, at, torch, caffe2) it imports, and those
+    // the installed torch's libraries do not export: the dynamic linker's "undefined symbol" at
+    // import. Mangled, sorted; `torch_checked` false when torch's libraries were not found.
+    bool torch_checked = false;
+    std::size_t torch_symbols = 0;
+    std::vector<std::string> missing_torch_symbols;
+    std::string torch_lib_dir;          // where torch's libraries were read (absolute)
 };
+
+// A mangled name in torch's namespaces: _ZN3c10…, _ZNK2at…, _ZN5torch…, _ZTVN6caffe2… .
+bool torch_symbol(const std::string& mangled);
 
 struct TorchBuild {
     std::string version;                // "1.9.1+cu111"; "" when torch is absent
@@ -53,7 +68,7 @@ struct PrefixScan {
     bool conda = false;                 // has conda-meta/
     std::vector<CondaMetaRecord> conda_records;
     std::vector<PythonDist> dists;      // sorted by normalized name, then metadata path
-    std::vector<CudaExtension> cuda_extensions;
+    std::vector<CompiledExtension> extensions;   // sorted by path
     TorchBuild torch;
     std::vector<std::string> unreadable;   // "<path>: <why>" for metadata that could not be read
 };

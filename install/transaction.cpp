@@ -238,7 +238,23 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         std::error_code ec;
         if (fs::exists(paths.journal, ec))
             result.recovered.push_back("an interrupted install into " + prefix + " would be rolled back or completed first");
-        result.plan = make_plan(lock, state, prefix, locked_mm.empty() && state ? state->python.major_minor : locked_mm).shown;
+        Plan plan = make_plan(lock, state, prefix, locked_mm.empty() && state ? state->python.major_minor : locked_mm);
+        result.plan = plan.shown;
+        if (o.repair && state) {   // what --repair would restore and take out, checked as it would
+            std::vector<InstalledPackage> kept;
+            for (const auto* p : plan.keep) kept.push_back(*p);
+            const int threads = std::max(1, std::min<int>(o.fetch.transport.jobs, static_cast<int>(std::thread::hardware_concurrency())));
+            for (const auto& d : find_damage(paths.prefix, kept, threads)) {
+                result.restored.push_back(d.path);
+                result.damage.push_back(d.path + " (" + d.what + ")");
+            }
+            Foreign foreign = find_foreign(paths.prefix, kept, state->python.site_packages);
+            for (const auto* p : plan.remove)
+                for (const auto& f : p->files) std::erase(foreign.remove, f.path);
+            result.removed_foreign = foreign.remove;
+            result.foreign = foreign.why;
+            result.unknown_kept = foreign.unknown_kept;
+        }
         return result;
     }
 

@@ -53,7 +53,7 @@ struct InstallOptions {
     fetch::FetchContext fetch;             // cache_dir (packages go to <cache_dir>/pkgs), mirrors, offline, jobs
     LinkMode link_mode = LinkMode::hardlink;
     bool repair = false;                   // re-check every installed file; fix what is missing, modified or foreign
-    bool dry_run = false;                  // plan only: nothing is fetched, locked or written
+    bool dry_run = false;                  // plan only: nothing is fetched, locked or written (with repair: every file is still checked)
     std::string command;                   // the command line, for conda-meta/history
     PackageInstaller install_wheel;        // pypi packages (the wheel half); unset: such locks are refused
     PackageInstaller install_source;       // git sources; unset: such locks are refused
@@ -79,6 +79,9 @@ struct InstallResult {
     std::vector<std::string> restored;         // --repair: paths put back (missing or modified)
     std::vector<std::string> removed_foreign;  // --repair: paths removed that no locked package owns
     std::size_t unknown_kept = 0;              // --repair: files of no package that were left alone
+    // --repair --dry-run: what would be restored ("path (modified)") and why foreign files would
+    // go (one line per foreign distribution or record); restored/removed_foreign list the paths.
+    std::vector<std::string> damage, foreign;
     bool changed = false;                      // the prefix was swapped for a new tree
 };
 

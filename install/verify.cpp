@@ -258,6 +258,8 @@ struct CompilerPick {
     std::string cc, cxx, version, why;   // why: where the pick came from
 };
 
+}  // namespace
+
 VerifyCheck check_host_compiler(const Lock& lock, const VerifyInputs& in, const kb::Knowledge& k, ChosenToolchain& chosen) {
     std::string cuda = chosen.cuda.empty() ? major_minor(lock.toolchain.nvcc) : chosen.cuda;
     auto limit = kb::host_compiler_limit(k, cuda);
@@ -340,6 +342,8 @@ VerifyCheck check_host_compiler(const Lock& lock, const VerifyInputs& in, const 
     }
     return c;
 }
+
+namespace {
 
 // ---------------------------------------------------------------- GPUs, driver, CPU
 

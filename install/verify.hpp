@@ -68,6 +68,11 @@ VerifyReport verify_lock(const Lock& lock, const VerifyInputs& in, const knowled
 // by the caller (from the env's python, else the lock).
 std::vector<VerifyCheck> check_toolchain(const Lock& lock, const VerifyInputs& in, const knowledge::Knowledge& k,
                                          ChosenToolchain& chosen);
+// The host compiler a build picks (the lock's gcc, else $CXX/$CC, else g++ on PATH) against
+// what nvcc `chosen.cuda` (else the lock's nvcc) accepts; on failure `chosen` names the newest
+// compiler here that it accepts, when there is one. Doctor calls it with an empty Lock.
+VerifyCheck check_host_compiler(const Lock& lock, const VerifyInputs& in, const knowledge::Knowledge& k,
+                                ChosenToolchain& chosen);
 // Compiles (and runs, when `run` and a GPU is here) the CUDA probe with `chosen`'s nvcc, host
 // compiler and one -gencode per sm of `sms`, in `work_dir`.
 VerifyCheck run_probe(const ChosenToolchain& chosen, const std::vector<int>& sms, const std::string& work_dir, bool run,

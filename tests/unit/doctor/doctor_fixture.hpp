@@ -104,6 +104,11 @@ inline install::DoctorMachine quiet_machine() {
     return m;
 }
 
+inline install::DoctorReport doctor_of(const Prefix& p, const install::DoctorMachine& m = quiet_machine()) {
+    static const knowledge::Knowledge k = knowledge::load_builtin();
+    return install::diagnose(install::scan_prefix(p.root()), m, k);
+}
+
 inline const install::Finding* find_check(const install::DoctorReport& r, const std::string& check) {
     for (const auto& f : r.findings)
         if (f.check == check) return &f;

@@ -1,7 +1,7 @@
 // envlock doctor: each broken prefix of issue 18 is named with its fix; a healthy one is healthy.
 #include <doctest/doctest.h>
 
-#include "install/elf_needed.hpp"
+#include "install/elf.hpp"
 #include "resolver/knowledge/knowledge.hpp"
 #include "tests/unit/doctor/doctor_fixture.hpp"
 
@@ -179,8 +179,8 @@ TEST_CASE("an extension linked to libcudart.so.11.0 under a cu102 torch is named
     auto scan = install::scan_prefix(p.root());
     CHECK(scan.torch.version == "1.9.1+cu102");
     CHECK(scan.torch.cuda == "10.2");
-    REQUIRE(scan.cuda_extensions.size() == 1);
-    CHECK(scan.cuda_extensions[0].dist == "myops");
+    REQUIRE(scan.extensions.size() == 1);
+    CHECK(scan.extensions[0].dist == "myops");
     auto r = install::diagnose(scan, quiet_machine(), K());
     const auto* f = find_check(r, "extension-cuda");
     REQUIRE_MESSAGE(f, describe(r));
@@ -250,7 +250,7 @@ TEST_CASE("drift from the lock: changed, missing and added packages, each fixed 
     for (const auto& f : r.findings)
         if (f.check == "lock-drift") {
             ++drift;
-            CHECK(f.fix.find("envlock install --repair --prefix ") == 0);
+            CHECK(f.fix.find("envlock install envlock.yaml --repair --prefix ") == 0);
         }
     CHECK(drift == 3);
 }
@@ -295,6 +295,14 @@ TEST_CASE("Debian's /usr: the system Python's packages are read, and every error
     for (const auto& d : scan.dists) names.insert(d.normalized);
     CHECK(names.count("pip"));
     CHECK(names.count("setuptools"));   // Debian ships an .egg-info for it
+    // Debian's functorch/_C is built against Debian's torch: every torch symbol it imports is
+    // exported by libc10/libtorch* in /usr/lib/<triplet> (python3-torch 1.13).
+    for (const auto& x : scan.extensions)
+        if (x.path.find("functorch/_C") != std::string::npos) {
+            CHECK(x.torch_checked);
+            CHECK(x.torch_symbols > 10);
+            CHECK_MESSAGE(x.missing_torch_symbols.empty(), x.missing_torch_symbols.front());
+        }
     auto r = install::diagnose(scan, quiet_machine(), K());
     auto check = run_program({kDebianPython, "-m", "pip", "check"});
     for (const auto& f : r.findings) {

@@ -5,7 +5,7 @@
 // the system toolkit. Tests that need nvcc skip with a message where /usr/local/cuda has none.
 #include <nlohmann/json.hpp>
 
-#include "install/elf_needed.hpp"
+#include "install/elf.hpp"
 #include "install/run_env.hpp"
 #include "install/verify.hpp"
 #include "resolver/knowledge/detect.hpp"
