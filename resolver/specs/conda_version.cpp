@@ -389,8 +389,9 @@ Node parse_leaf(std::string_view whole, std::string_view raw) {
     if (s.back() == '*') {
         // "1.9*" and "1.9.*" both mean: starts with 1.9.
         while (!stem.empty() && stem.back() == '.') stem.remove_suffix(1);
-        // Printed as the stem and ".*" ("1.9**" too), so the text reads back as the same prefix.
-        if (s.size() < 2 || s.substr(s.size() - 2) != ".*") n.text = std::string(stem) + ".*";
+        // Printed as the stem and ".*" ("1.9**" and "1..*" too), so the text reads back as the
+        // same prefix: MatchSpec prints "1..*" as "=1.", which would read back as "=1".
+        n.text = std::string(stem) + ".*";
         n.op = Node::Op::starts_with;
         n.version = parse_operand(stem);
         return n;
