@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <sstream>
 
@@ -267,21 +268,32 @@ void merge(Knowledge& k, Knowledge u) {
 }  // namespace
 
 Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& extra) {
+    std::vector<std::pair<std::string, std::string_view>> files;
+    for (const auto& [name, text] : embedded_files())
+        if (name.size() > 10 && name.substr(name.size() - 10) == ".yaml.json") files.emplace_back(std::string(name), text);
+    for (const auto& [name, text] : extra) files.emplace_back(name, text);
+    // Each file is parsed into rows on a thread of its own: the knowledge base is most of a
+    // re-resolve that reuses its lock, and the files do not depend on each other. The merge
+    // and the version hash stay in file order, and the first bad file (in order) is the error.
+    std::vector<std::future<Knowledge>> rows;
+    for (const auto& [name, text] : files)
+        rows.push_back(std::async(std::launch::async, [&name = name, text = text] {
+            std::string body(text);
+            return rows_of(name, parse_file(name, body));
+        }));
     Knowledge k;
     Sha256 hash;
-    auto add = [&](const std::string& name, const std::string& text) {
-        json doc = parse_file(name, text);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const auto& [name, text] = files[i];
+        Knowledge part = rows[i].get();
         hash.update(name);
         hash.update(std::string(1, '\0'));
         hash.update(text);
         hash.update(std::string(1, '\0'));
         // Builtin files each hold tables of their own, so the overlay only matters for user files.
-        merge(k, rows_of(name, doc));
+        merge(k, std::move(part));
         k.files.push_back(name);
-    };
-    for (const auto& [name, text] : embedded_files())
-        if (name.size() > 10 && name.substr(name.size() - 10) == ".yaml.json") add(std::string(name), std::string(text));
-    for (const auto& [name, text] : extra) add(name, text);
+    }
     k.version = hash.hex_digest();
     return k;
 }
