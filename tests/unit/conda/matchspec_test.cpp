@@ -629,3 +629,16 @@ TEST_CASE("a prefix version with extra dots before '*' prints as its stem and re
     CHECK(x.matches(record("x", "1.2", "0")));
     CHECK_FALSE(x.matches(record("x", "10.2", "0")));
 }
+
+// Found by fuzz/matchspec (issue 20, session 5): "pytorch-1.lbp as_08_cuda11.1_cudnn8.0.5_0.conda"
+// is a name and an exact version; printed compactly as "pytorch-1.lbp==as_08_…_0.conda" it ends
+// like a package file, which conda and envlock read as a path (match_spec.py, _parse_spec_str).
+TEST_CASE("a spec whose printed form ends in .conda or .tar.bz2 prints with brackets and reads back as a spec") {
+    auto m = MatchSpec::parse("pytorch-1.lbp as_08_cuda11.1_cudnn8.0.5_0.conda");
+    CHECK(m.name == "pytorch-1.lbp");
+    CHECK(m.str() == "pytorch-1.lbp==as_08_cuda11.1_cudnn8.0.5_0.conda[]");
+    auto again = MatchSpec::parse(m.str());
+    CHECK(again.str() == m.str());
+    CHECK(again.name == "pytorch-1.lbp");
+    CHECK(MatchSpec::parse("numpy-1.19.5-py38_0.tar.bz2").str() == "numpy==1.19.5=py38_0[fn=numpy-1.19.5-py38_0.tar.bz2]");
+}
