@@ -64,6 +64,7 @@ nlohmann::json json_of(const ResolveResult& r, const LockDiff* diff) {
         return j;
     }
     j["lock"] = r.lock_path;
+    j["reused"] = r.reused;   // the lock was current: proved again and kept, nothing solved
     j["content-hash"] = r.lock.content_hash;
     j["packages"] = r.lock.packages.size();
     j["toolchain"] = {{"nvcc", r.lock.toolchain.nvcc}, {"gcc", r.lock.toolchain.gcc},

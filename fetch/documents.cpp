@@ -11,6 +11,42 @@
 
 namespace envlock::fetch {
 
+namespace {
+
+// The cache-control a stamp records for a document requested as immutable (named by its hash).
+constexpr std::string_view kImmutable = "envlock: immutable";
+
+std::string stat_stamp(const char* kind, const struct stat& st) {
+    return std::string(kind) + " " + std::to_string(st.st_size) + " " +
+           std::to_string(static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec) + " " +
+           std::to_string(st.st_ino);
+}
+
+std::string file_stamp(const std::string& file_url) {
+    struct stat st{};
+    if (::stat(file_url_path(file_url).c_str(), &st) != 0) return "file missing";
+    return stat_stamp("file", st);
+}
+
+// The entry file's identity without its mtime, which a 304 touches.
+std::string entry_stamp(const std::filesystem::path& cache_dir, const std::string& url, const std::string& accept,
+                        struct stat* out = nullptr) {
+    struct stat st{};
+    if (cache_dir.empty() || ::stat(cache_entry_path(cache_dir, url, accept).c_str(), &st) != 0) return "";
+    if (out) *out = st;
+    return "http " + std::to_string(st.st_size) + " " + std::to_string(st.st_ino);
+}
+
+void log_read(const FetchContext& ctx, const DocumentRequest& request, const Document& d, std::string stamp,
+              const std::string& etag = {}, const std::string& last_modified = {}, const std::string& cache_control = {}) {
+    if (!ctx.read_log) return;
+    DocumentStamp s{request.url, d.fetched_url, request.accept, std::move(stamp), d.status, etag, last_modified, cache_control};
+    std::lock_guard lock(ctx.read_log->mutex);
+    ctx.read_log->read.push_back(std::move(s));
+}
+
+}  // namespace
+
 std::string body_mismatch(BodyKind expect, std::string_view body) {
     if (expect == BodyKind::any) return "";
     auto start = body.find_first_not_of(" \t\r\n");
@@ -81,6 +117,8 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         if (is_file_url(d.fetched_url) && d.fetched_url.back() == '/') d.fetched_url += "index.html";
         // file:// needs no cache: the file is already local.
         bool local = is_file_url(d.fetched_url);
+        // Stamped before it is read: a file changed in between reads as changed next time.
+        if (local && ctx.read_log) log_read(ctx, requests[i], d, file_stamp(d.fetched_url));
         if (local && map_large_local_file(requests[i], ctx, d)) continue;
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
         auto& entry = cached[i];
@@ -93,11 +131,15 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             d.body_offset = entry->body_offset;
             d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
             d.cache_header = std::move(entry->header);
+            // A body named by its own hash never changes: its entry file is all there is to check.
+            log_read(ctx, requests[i], d, entry_stamp(ctx.cache_dir, d.fetched_url, requests[i].accept), entry->etag,
+                     entry->last_modified, requests[i].immutable ? std::string(kImmutable) : entry->cache_control);
             continue;
         }
         if (ctx.offline && !local) {
             d.missing_offline = true;
             d.status = 404;
+            log_read(ctx, requests[i], d, "");
             continue;
         }
         Request r{d.fetched_url, {}, {}, {}, {}};
@@ -125,6 +167,8 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             d.body_offset = entry->body_offset;
             d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
             d.cache_header = std::move(entry->header);
+            log_read(ctx, requests[i], d, entry_stamp(ctx.cache_dir, d.fetched_url, requests[i].accept), entry->etag,
+                     entry->last_modified, entry->cache_control);
             continue;
         }
         d.status = r.status;
@@ -135,6 +179,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
                 d.error = "cannot use " + redact_url(d.fetched_url) + ": it answered " + looks + " where " +
                           (requests[i].expect == BodyKind::zstd ? "zstd data" : "JSON") +
                           " was expected (a proxy or login page in the way, or a wrong mirror?)";
+                log_read(ctx, requests[i], d, "");
                 continue;   // and not cached
             }
         }
@@ -148,15 +193,74 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             meta.cache_control = r.cache_control;
             if (!not_found) meta.content_type = r.content_type;
             std::string header;
-            if (cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, not_found ? std::string_view() : r.body,
-                            &header) && !not_found) {
+            bool cached = cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta,
+                                      not_found ? std::string_view() : r.body, &header);
+            if (cached && !not_found) {
                 d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
                 d.cache_header = std::move(header);
             }
+            if (ctx.read_log)
+                log_read(ctx, requests[i], d, cached ? entry_stamp(ctx.cache_dir, d.fetched_url, requests[i].accept) : "",
+                         r.etag, r.last_modified, r.cache_control);
+        } else if (!is_file_url(d.fetched_url)) {
+            log_read(ctx, requests[i], d, "");
         }
         if (r.ok()) d.data = PaddedBuffer(std::move(r.body));   // JSON parser padding reserved
     }
     return docs;
+}
+
+}  // namespace envlock::fetch
+
+namespace envlock::fetch {
+
+std::vector<std::string> changed_documents(const std::vector<DocumentStamp>& read, const FetchContext& ctx) {
+    std::vector<std::string> changed;
+    std::vector<Request> wire;
+    std::vector<const DocumentStamp*> asked;
+    const std::time_t now = std::time(nullptr);
+    for (const auto& d : read) {
+        std::string fetched = ctx.mirrors.apply(d.url);
+        if (is_file_url(fetched) && !fetched.empty() && fetched.back() == '/') fetched += "index.html";
+        if (d.stamp.empty() || fetched != d.fetched_url) {
+            changed.push_back(redact_url(d.url));
+            continue;
+        }
+        if (is_file_url(fetched)) {
+            if (file_stamp(fetched) != d.stamp) changed.push_back(redact_url(d.url));
+            continue;
+        }
+        struct stat st{};
+        if (entry_stamp(ctx.cache_dir, fetched, d.accept, &st) != d.stamp) {
+            changed.push_back(redact_url(d.url));
+            continue;
+        }
+        auto max_age = cache_max_age(d.cache_control);
+        if (ctx.offline || d.cache_control == kImmutable || (max_age && *max_age > 0 && now - st.st_mtim.tv_sec < *max_age)) continue;
+        Request r{fetched, {}, {}, {}, {}};
+        if (!d.accept.empty()) r.headers.emplace_back("Accept", d.accept);
+        if (!d.etag.empty()) r.headers.emplace_back("If-None-Match", d.etag);
+        if (!d.last_modified.empty()) r.headers.emplace_back("If-Modified-Since", d.last_modified);
+        if (d.status != 404 && d.etag.empty() && d.last_modified.empty()) {
+            changed.push_back(redact_url(d.url));   // nothing to revalidate with: only a full read tells
+            continue;
+        }
+        wire.push_back(std::move(r));
+        asked.push_back(&d);
+    }
+    if (!changed.empty()) return changed;   // the full path reads again anyway
+    auto responses = perform(wire, ctx.transport);
+    for (std::size_t k = 0; k < responses.size(); ++k) {
+        const Response& r = responses[k];
+        const DocumentStamp& d = *asked[k];
+        if (r.error.empty() && r.status == 304) {
+            cache_touch(ctx.cache_dir, d.fetched_url, d.accept);
+            continue;
+        }
+        if (r.error.empty() && r.status == 404 && d.status == 404) continue;
+        changed.push_back(redact_url(d.url));
+    }
+    return changed;
 }
 
 }  // namespace envlock::fetch

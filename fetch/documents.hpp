@@ -3,6 +3,8 @@
 // the mirrors and the HTTP cache: a fresh cache entry is used as is, a stale one is
 // revalidated with If-None-Match / If-Modified-Since (a 304 keeps it), and offline mode
 // answers from the cache alone.
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,7 +55,36 @@ struct Document {
 };
 
 // Fetches all of them in parallel (ctx.transport.jobs at a time). Never throws for a
-// failed transfer; callers decide what a 404 or an error means for them.
+// failed transfer; callers decide what a 404 or an error means for them. With ctx.read_log
+// set, each document used is stamped into it.
 std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests, const FetchContext& ctx);
+
+// What identifies the version of a document a resolve used, so a later resolve can tell
+// that nothing it read changed without reading it again (the re-resolve that reuses a lock).
+// file://: the file's size, mtime (ns) and inode, taken before it is read, or "missing".
+// HTTP: the status and validators of the cache entry used, and that entry file's inode and
+// size (entries are replaced by rename, never rewritten; a 304 only touches the mtime).
+// An empty stamp means "cannot tell" (no cache entry was written): always changed.
+struct DocumentStamp {
+    std::string url;            // as requested
+    std::string fetched_url;    // after mirrors
+    std::string accept;
+    std::string stamp;
+    long status = 0;
+    std::string etag, last_modified, cache_control;
+};
+
+struct DocumentLog {
+    std::mutex mutex;
+    std::vector<DocumentStamp> read;
+};
+
+// The documents among `read` that changed since they were stamped, or whose answer cannot be
+// known without reading them (redacted URLs; empty: none). file:// documents are stat'ed;
+// an HTTP entry still fresh (Cache-Control max-age) or offline is unchanged when its entry
+// file is the one stamped; otherwise it is revalidated with a conditional request, and only a
+// 304 (or 404 again where 404 was the answer) keeps it. A mirror that now maps a URL elsewhere
+// is a change. Network failures count as changes (the full path reports them).
+std::vector<std::string> changed_documents(const std::vector<DocumentStamp>& read, const FetchContext& ctx);
 
 }  // namespace envlock::fetch

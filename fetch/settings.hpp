@@ -16,6 +16,7 @@
 //   low-speed-limit: 1024         # bytes/s ...
 //   low-speed-time: 30            # ... for this many seconds aborts a transfer (and retries it)
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,11 +26,14 @@
 
 namespace envlock::fetch {
 
+struct DocumentLog;   // fetch/documents.hpp
+
 struct FetchContext {
     TransportOptions transport;
     std::filesystem::path cache_dir;   // empty: no cache
     Mirrors mirrors;
     bool offline = false;              // cache only; nothing goes on the network
+    std::shared_ptr<DocumentLog> read_log;   // set: every index document used is stamped into it
 };
 
 // What the command line said; unset fields fall through to the environment and the config.

@@ -25,9 +25,13 @@
 
 namespace envlock::fetch {
 
+// The share handle is made by the first perform() that uses the pool, so a command that
+// never transfers anything never loads libcurl (fetch/curl_loader.cpp).
 struct ConnectionPool {
     CURLSH* share = nullptr;
-    ~ConnectionPool() { curl_share_cleanup(share); }
+    ~ConnectionPool() {
+        if (share) curl_share_cleanup(share);
+    }
 };
 
 namespace {
@@ -468,17 +472,16 @@ void copy_local(Transfer& t) {
 
 }  // namespace
 
-std::shared_ptr<ConnectionPool> make_connection_pool() {
-    global_init();
-    auto pool = std::make_shared<ConnectionPool>();
-    pool->share = curl_share_init();
-    for (auto data : {CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION})
-        curl_share_setopt(pool->share, CURLSHOPT_SHARE, data);
-    return pool;
-}
+std::shared_ptr<ConnectionPool> make_connection_pool() { return std::make_shared<ConnectionPool>(); }
 
 std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options) {
+    if (requests.empty()) return {};   // and libcurl stays unloaded
     global_init();
+    if (options.pool && !options.pool->share) {
+        options.pool->share = curl_share_init();
+        for (auto data : {CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION})
+            curl_share_setopt(options.pool->share, CURLSHOPT_SHARE, data);
+    }
     std::vector<Response> responses(requests.size());
     std::vector<Transfer> transfers(requests.size());
     const std::string ca = ca_bundle_from(options);

@@ -1,10 +1,13 @@
 // Loading knowledge files: YAML -> JSON (keeping each value's line), schema check, rows into
 // structs, and the override merge of user files over the embedded ones.
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -267,21 +270,58 @@ void merge(Knowledge& k, Knowledge u) {
 }  // namespace
 
 Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& extra) {
+    std::vector<std::pair<std::string, std::string_view>> files;
+    for (const auto& [name, text] : embedded_files())
+        if (name.size() > 10 && name.substr(name.size() - 10) == ".yaml.json") files.emplace_back(std::string(name), text);
+    for (const auto& [name, text] : extra) files.emplace_back(name, text);
+    // The files are parsed into rows on two threads, half the bytes each (the machines this
+    // runs on have two cores or more; a thread per file costs more in malloc arenas and page
+    // faults than it saves): the knowledge base is most of a re-resolve that reuses its lock,
+    // and the files do not depend on each other. The merge and the version hash stay in file
+    // order, and the first bad file (in order) is the error.
+    auto parse = [&files](std::size_t i) {
+        std::string body(files[i].second);
+        return rows_of(files[i].first, parse_file(files[i].first, body));
+    };
+    // Largest first, each to the thread with fewer bytes so far.
+    std::vector<std::size_t> by_size(files.size());
+    for (std::size_t i = 0; i < files.size(); ++i) by_size[i] = i;
+    std::sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) { return files[a].second.size() > files[b].second.size(); });
+    std::vector<bool> other(files.size());
+    std::size_t bytes[2] = {0, 0};
+    for (std::size_t i : by_size) {
+        other[i] = bytes[1] < bytes[0];
+        bytes[other[i] ? 1 : 0] += files[i].second.size();
+    }
+    std::vector<std::optional<Knowledge>> rows(files.size());
+    std::vector<std::exception_ptr> errors(files.size());
+    auto run = [&](bool on_other) {
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            if (other[i] != on_other) continue;
+            try {
+                rows[i] = parse(i);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+    };
+    auto second = std::async(std::launch::async, run, true);
+    run(false);
+    second.get();
     Knowledge k;
     Sha256 hash;
-    auto add = [&](const std::string& name, const std::string& text) {
-        json doc = parse_file(name, text);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const auto& [name, text] = files[i];
+        if (errors[i]) std::rethrow_exception(errors[i]);
+        Knowledge part = std::move(*rows[i]);
         hash.update(name);
         hash.update(std::string(1, '\0'));
         hash.update(text);
         hash.update(std::string(1, '\0'));
         // Builtin files each hold tables of their own, so the overlay only matters for user files.
-        merge(k, rows_of(name, doc));
+        merge(k, std::move(part));
         k.files.push_back(name);
-    };
-    for (const auto& [name, text] : embedded_files())
-        if (name.size() > 10 && name.substr(name.size() - 10) == ".yaml.json") add(std::string(name), std::string(text));
-    for (const auto& [name, text] : extra) add(name, text);
+    }
     k.version = hash.hex_digest();
     return k;
 }

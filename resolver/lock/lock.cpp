@@ -271,6 +271,89 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
     return lock;
 }
 
+nlohmann::json lock_to_json(const Lock& lock) {
+    using nlohmann::json;
+    json j;
+    j["version"] = lock.version;
+    j["content-hash"] = lock.content_hash;
+    j["knowledge-version"] = lock.knowledge_version;
+    j["checkout"] = lock.checkout;
+    j["inferred-from-sha256"] = lock.inferred_sha256;
+    j["spec"] = spec_to_json(lock.spec);
+    j["targets"] = json::array();
+    // The YAML the lock itself holds, read back by the lock's own target reader.
+    for (const auto& t : lock.targets) j["targets"].push_back({t.name, target_to_yaml(t.target)});
+    const LockedToolchain& tc = lock.toolchain;
+    j["toolchain"] = {tc.nvcc, tc.nvcc_from, tc.gcc, tc.gcc_from, tc.cuda_arch_list, tc.notes};
+    j["packages"] = json::array();
+    for (const auto& p : lock.packages) {
+        json pj = {static_cast<int>(p.kind), p.url, p.name, p.version, p.build, p.build_number, p.sha256, p.md5, p.size,
+                   p.channel, p.subdir, p.rev, p.depends, p.depends_unknown, p.requested_by};
+        if (p.cuda) pj.push_back({p.cuda->runtime, p.cuda->sm, p.cuda->ptx});
+        j["packages"].push_back(std::move(pj));
+    }
+    j["decisions"] = json::array();
+    for (const auto& d : lock.decisions) j["decisions"].push_back({d.id, d.excluded, d.reason});
+    j["warnings"] = json::array();
+    for (const auto& w : lock.warnings) j["warnings"].push_back({w.id, w.target, w.symptom, w.fix, w.source});
+    if (lock.verified) {
+        const LockVerified& v = *lock.verified;
+        j["verified"] = {v.date, v.result, v.nvcc, v.nvcc_path, v.host_compiler, v.sm, v.torch, v.failed};
+    }
+    return j;
+}
+
+Lock lock_from_json(const nlohmann::json& j) {
+    Lock lock;
+    lock.version = j.at("version").get<int>();
+    lock.content_hash = j.at("content-hash").get<std::string>();
+    lock.knowledge_version = j.at("knowledge-version").get<std::string>();
+    lock.checkout = j.at("checkout").get<std::string>();
+    lock.inferred_sha256 = j.at("inferred-from-sha256").get<std::map<std::string, std::string>>();
+    lock.spec = spec_from_json(j.at("spec"), "resolve memo");
+    for (const auto& t : j.at("targets"))
+        lock.targets.push_back({t.at(0).get<std::string>(), target_from_text(t.at(1).get<std::string>(), "resolve memo")});
+    const auto& tc = j.at("toolchain");
+    lock.toolchain = {tc.at(0).get<std::string>(), tc.at(1).get<std::string>(), tc.at(2).get<std::string>(),
+                      tc.at(3).get<std::string>(), tc.at(4).get<std::string>(), tc.at(5).get<std::vector<std::string>>()};
+    for (const auto& pj : j.at("packages")) {
+        LockedPackage p;
+        int kind = pj.at(0).get<int>();
+        if (kind < 0 || kind > static_cast<int>(Ecosystem::source)) throw InputError("resolve memo: bad package kind");
+        p.kind = static_cast<Ecosystem>(kind);
+        p.url = pj.at(1).get<std::string>();
+        p.name = pj.at(2).get<std::string>();
+        p.version = pj.at(3).get<std::string>();
+        p.build = pj.at(4).get<std::string>();
+        p.build_number = pj.at(5).get<int>();
+        p.sha256 = pj.at(6).get<std::string>();
+        p.md5 = pj.at(7).get<std::string>();
+        p.size = pj.at(8).get<std::uint64_t>();
+        p.channel = pj.at(9).get<std::string>();
+        p.subdir = pj.at(10).get<std::string>();
+        p.rev = pj.at(11).get<std::string>();
+        p.depends = pj.at(12).get<std::vector<std::string>>();
+        p.depends_unknown = pj.at(13).get<bool>();
+        p.requested_by = pj.at(14).get<std::vector<std::string>>();
+        if (pj.size() > 15) {
+            const auto& c = pj.at(15);
+            p.cuda = LockedCuda{c.at(0).get<std::string>(), c.at(1).get<std::vector<int>>(), c.at(2).get<std::vector<int>>()};
+        }
+        lock.packages.push_back(std::move(p));
+    }
+    for (const auto& d : j.at("decisions"))
+        lock.decisions.push_back({d.at(0).get<std::string>(), d.at(1).get<std::string>(), d.at(2).get<std::string>()});
+    for (const auto& w : j.at("warnings"))
+        lock.warnings.push_back({w.at(0).get<std::string>(), w.at(1).get<std::string>(), w.at(2).get<std::string>(),
+                                 w.at(3).get<std::string>(), w.at(4).get<std::string>()});
+    if (auto v = j.find("verified"); v != j.end())
+        lock.verified = LockVerified{v->at(0).get<std::string>(), v->at(1).get<std::string>(), v->at(2).get<std::string>(),
+                                     v->at(3).get<std::string>(), v->at(4).get<std::string>(),
+                                     v->at(5).get<std::vector<std::string>>(), v->at(6).get<std::string>(),
+                                     v->at(7).get<std::vector<std::string>>()};
+    return lock;
+}
+
 std::string set_verified(std::string_view yaml_text, const LockVerified& verified) {
     // Text surgery rather than a rewrite: every byte of the lock outside the block stays as
     // resolve wrote it (and the content hash does not cover the block).

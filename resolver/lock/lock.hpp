@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "resolver/specs/record.hpp"
 #include "resolver/lock/spec.hpp"
 #include "resolver/lock/target.hpp"
@@ -120,6 +122,12 @@ Lock read_lock(std::string_view yaml_text, std::string_view file);
 
 // The lock text with its `verified:` block replaced (or added at the end); every other byte kept.
 std::string set_verified(std::string_view yaml_text, const LockVerified& verified);
+
+// Every field of a lock as JSON, and back to an equal Lock: the resolve memo's copy of a lock
+// (resolver/workflow/reuse), read without YAML when the lock file's bytes are the ones it was
+// made from. Not a user-facing format; read_lock stays the validating reader.
+nlohmann::json lock_to_json(const Lock& lock);
+Lock lock_from_json(const nlohmann::json& j);   // throws nlohmann::json::exception or InputError when malformed
 
 // The embedded schemas/envlock.schema.json.
 std::string_view lock_schema_text();

@@ -9,7 +9,9 @@
 #include <mutex>
 #include <sstream>
 
+#include "fetch/documents.hpp"
 #include "fetch/index_closure.hpp"
+#include "fetch/url.hpp"
 #include "fetch/files.hpp"
 #include "fetch/git_source.hpp"
 #include "fetch/index_sources.hpp"
@@ -24,6 +26,8 @@
 #include "resolver/specs/pep508.hpp"
 #include "resolver/solve/solve.hpp"
 #include "resolver/workflow/account.hpp"
+#include "resolver/workflow/check_lock.hpp"
+#include "resolver/workflow/reuse.hpp"
 #include "resolver/specs/close_names.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/lock/spec_io.hpp"
@@ -63,10 +67,17 @@ bool looks_like_lock(const std::string& text) {
     return text.find("\npackages:") != std::string::npos && text.find("content-hash:") != std::string::npos;
 }
 
-std::optional<Lock> existing_lock(const std::string& path) {
+std::optional<Lock> existing_lock(const std::string& path, const fs::path& cache_dir, std::optional<ResolveMemo>& memo) {
+    memo.reset();
     std::error_code ec;
     if (!fs::exists(path, ec)) return std::nullopt;
-    return read_lock(read_text_file(path, "lock"), path);
+    std::string text = read_text_file(path, "lock");
+    // The file is the one the memo was made from: its lock, read without YAML.
+    if (auto m = read_memo(cache_dir, path, text)) {
+        memo = std::move(m);
+        return memo->lock;
+    }
+    return read_lock(text, path);
 }
 
 bool is_pypi_requirement(const SpecRequirement& r) {
@@ -349,13 +360,13 @@ Spec reinferred(const std::string& dir, const Spec& old) {
 
 }  // namespace
 
-SpecLocation locate_spec(const std::string& path, const std::string& output) {
+SpecLocation locate_spec(const std::string& path, const std::string& output, const fs::path& cache_dir) {
     SpecLocation loc;
     std::string p = path.empty() ? "." : path;
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
         loc.lock_path = (fs::path(p) / "envlock.yaml").string();
-        loc.previous = existing_lock(loc.lock_path);
+        loc.previous = existing_lock(loc.lock_path, cache_dir, loc.memo);
         loc.checkout = p;
         if (loc.previous) {
             loc.spec = loc.previous->spec;
@@ -370,21 +381,22 @@ SpecLocation locate_spec(const std::string& path, const std::string& output) {
     } else if (fs::is_regular_file(p, ec)) {
         std::string text = read_text_file(p, "spec");
         if (looks_like_lock(text)) {
-            loc.previous = read_lock(text, p);
+            loc.memo = read_memo(cache_dir, p, text);
+            loc.previous = loc.memo ? loc.memo->lock : read_lock(text, p);
             loc.spec = loc.previous->spec;
             loc.lock_path = p;
         } else {
             loc.spec = spec_from_yaml_text(text, p);
             fs::path dir = fs::path(p).has_parent_path() ? fs::path(p).parent_path() : fs::path(".");
             loc.lock_path = (dir / "envlock.yaml").string();
-            loc.previous = existing_lock(loc.lock_path);
+            loc.previous = existing_lock(loc.lock_path, cache_dir, loc.memo);
         }
     } else if (auto recipe = load_recipe(p)) {
         loc.spec = recipe->spec;
         loc.recipe_repo = recipe->repo;
         loc.recipe_rev = recipe->rev;
         loc.lock_path = (fs::path(recipe->name) / "envlock.yaml").string();
-        loc.previous = existing_lock(loc.lock_path);
+        loc.previous = existing_lock(loc.lock_path, cache_dir, loc.memo);
     } else {
         std::string names;
         for (const auto& r : embedded_recipes()) names += (names.empty() ? "" : ", ") + r.name;
@@ -393,15 +405,73 @@ SpecLocation locate_spec(const std::string& path, const std::string& output) {
     if (!output.empty()) {
         check_output_path(output, "lock");   // before reading it as the previous lock
         loc.lock_path = output;
-        loc.previous = existing_lock(output);
+        loc.previous = existing_lock(output, cache_dir, loc.memo);
     }
     return loc;
 }
 
+namespace {
+
+// The previous lock is the result when nothing it was solved from changed (resolver/workflow/
+// reuse.hpp): same binary, same spec + targets + knowledge (the content hash), the update
+// flags unused, the checkout's files unchanged, every index document unchanged. It is proved
+// again before it is used, like a solve's result; anything short of all that solves.
+bool reuse_previous(const SpecLocation& loc, const SolveInput& in, const ResolveOptions& o, const fetch::FetchContext& ctx,
+                    ResolveResult& result) {
+    if (!loc.previous || !loc.memo || o.update_all || !o.update.empty() || !loc.changed.empty()) return false;
+    const Lock& lock = *loc.previous;
+    if (lock_content_hash(in.spec, in.targets, in.knowledge.version) != lock.content_hash ||
+        lock.knowledge_version != in.knowledge.version)
+        return false;
+    if (!loc.checkout.empty()) {
+        fs::path parent = fs::path(loc.lock_path).parent_path();
+        fs::path lock_dir = fs::absolute(parent.empty() ? fs::path(".") : parent);
+        std::string checkout = fs::absolute(loc.checkout).lexically_normal().lexically_relative(lock_dir.lexically_normal()).generic_string();
+        if ((checkout.empty() ? "." : checkout) != lock.checkout) return false;
+    }
+    if (!fetch::changed_documents(loc.memo->read, ctx).empty()) return false;
+    // The proof: every entry complete and true to its file name, everything the spec and each
+    // package asks for provided, and the solve's self-check with the knowledge base.
+    if (!incomplete_entries(lock).empty() || !unprovided_names(lock).empty() || !self_check_problems(lock, in.knowledge).empty())
+        return false;
+    result.solved = true;
+    result.reused = true;
+    result.lock = lock;
+    result.notes.insert(result.notes.end(), loc.memo->notes.begin(), loc.memo->notes.end());
+    return true;
+}
+
+// The memo the next re-resolve reuses this one by. Not with credentials in a URL read: the
+// cache would keep them.
+void remember_resolve(const fetch::FetchContext& ctx, const ResolveResult& result, std::size_t changed_notes,
+                      const std::string& lock_text) {
+    if (!ctx.read_log) return;
+    ResolveMemo memo;
+    memo.build_id = binary_build_id();
+    memo.lock_sha256 = sha256_hex(lock_text);
+    {
+        std::lock_guard lock(ctx.read_log->mutex);
+        memo.read = ctx.read_log->read;
+    }
+    for (const auto& d : memo.read)
+        if (fetch::strip_userinfo(d.url) != d.url || fetch::strip_userinfo(d.fetched_url) != d.fetched_url) return;
+    // The notes that the inputs, not this run, give rise to ("X changed since the lock" is not one).
+    memo.notes.assign(result.notes.begin() + static_cast<std::ptrdiff_t>(std::min(changed_notes, result.notes.size())),
+                      result.notes.end());
+    memo.lock = result.lock;
+    write_memo(ctx.cache_dir, result.lock_path, memo);
+}
+
+}  // namespace
+
 ResolveResult resolve_project(const ResolveOptions& o) {
     ResolveResult result;
     const bool to_stdout = o.output == "-";
-    SpecLocation loc = locate_spec(o.path, to_stdout ? "" : o.output);
+    fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
+    // The knowledge base loads on the other core while the spec and the previous lock are read
+    // (each a few ms; together most of a re-resolve that reuses its lock).
+    auto knowledge_loading = std::async(std::launch::async, [&o] { return knowledge::load(o.knowledge_files); });
+    SpecLocation loc = locate_spec(o.path, to_stdout ? "" : o.output, ctx.cache_dir);
     if (o.clone && !loc.recipe_repo.empty()) {
         fs::path dir = fs::path(loc.lock_path).parent_path();
         clone_at(loc.recipe_repo, loc.recipe_rev, dir.string());
@@ -412,7 +482,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     for (const auto& f : loc.changed)
         result.notes.push_back(f + " changed since the lock was made: the spec was inferred from the checkout again");
 
-    auto k = knowledge::load(o.knowledge_files);
+    auto k = knowledge_loading.get();
     SolveInput in;
     in.spec = loc.spec;
     in.targets = targets_for(o, loc.previous, k);
@@ -468,6 +538,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             // PyPI: the locked file (a release may be a wheel for one torch and an sdist).
             if (p.kind == Ecosystem::pypi) in.previous[key + "#file"] = p.url.substr(p.url.rfind('/') + 1);
         }
+
+    if (!to_stdout && reuse_previous(loc, in, o, ctx, result)) return result;
 
     const Spec& spec = in.spec;
     bool cuda_extensions = std::any_of(spec.extensions.begin(), spec.extensions.end(), [](const SpecExtension& e) { return e.cuda; });
@@ -539,7 +611,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     // the previous lock), their name and requirements from their own packaging files, plus
     // the knowledge base's gates on that project. A source with no reachable commit is not
     // lockable. They are read before the indexes, whose closure must follow what they need.
-    fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
+    ctx.read_log = std::make_shared<fetch::DocumentLog>();
     StageReport sources_stage(o, ResolveStep::Stage::sources);
     sources_stage.step_.total = spec.sources.size();
     if (!spec.sources.empty()) sources_stage.running();
@@ -688,7 +760,9 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         if (result.lock.checkout.empty()) result.lock.checkout = ".";
     }
     if (!parent.empty()) fs::create_directories(parent);
-    write_file_atomically(result.lock_path, write_lock(result.lock));
+    std::string text = write_lock(result.lock);
+    write_file_atomically(result.lock_path, text);
+    remember_resolve(ctx, result, loc.changed.size(), text);
     return result;
 }
 

@@ -18,6 +18,7 @@
 #include "fetch/settings.hpp"
 #include "resolver/knowledge/detect.hpp"
 #include "resolver/lock/lock.hpp"
+#include "resolver/workflow/reuse.hpp"
 
 namespace envlock {
 
@@ -63,6 +64,9 @@ struct ResolveResult {
     std::optional<Lock> previous;                  // the lock that was there before, if any
     std::string explanation;                       // when not
     std::vector<std::string> notes;                // what the index closure left out, git revs not verified …
+    // The previous lock was current (same inputs, indexes unchanged) and proved again: it is
+    // the result, and the file was left as it was.
+    bool reused = false;
 };
 
 ResolveResult resolve_project(const ResolveOptions& options);
@@ -75,6 +79,8 @@ struct SpecLocation {
     std::string recipe_repo, recipe_rev;           // when the spec came from a recipe
     std::string checkout;                          // when the spec came from (or is kept for) a checkout: its path
     std::vector<std::string> changed;              // inferred-from files that changed since the previous lock
+    // The previous lock's resolve memo (resolver/workflow/reuse), when the lock file is the one it was made with.
+    std::optional<ResolveMemo> memo;
 };
 
 // The sha256 of each of `files` (relative to `root`) that can be read.
@@ -83,6 +89,7 @@ std::map<std::string, std::string> inferred_hashes(const std::string& root, cons
 // The inferred-from files of `lock` whose content differs from what it recorded (or that are
 // gone), read from `lock_dir` joined with the lock's checkout.
 std::vector<std::string> changed_inputs(const Lock& lock, const std::string& lock_dir);
-SpecLocation locate_spec(const std::string& path, const std::string& output);
+// With a cache dir, a lock whose resolve memo matches its bytes is read from the memo (no YAML).
+SpecLocation locate_spec(const std::string& path, const std::string& output, const std::filesystem::path& cache_dir = {});
 
 }  // namespace envlock

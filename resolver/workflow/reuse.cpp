@@ -1,0 +1,131 @@
+#include "resolver/workflow/reuse.hpp"
+
+#include <elf.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "fetch/files.hpp"
+#include "resolver/lock/sha256.hpp"
+
+namespace envlock {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMemoVersion = 1;
+
+// The NT_GNU_BUILD_ID note of the main program (the first object dl_iterate_phdr reports).
+int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
+    auto* out = static_cast<std::string*>(data);
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_NOTE) continue;
+        const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+        const char* end = p + ph.p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+            const char* name = p + sizeof(ElfW(Nhdr));
+            const char* desc = name + ((note->n_namesz + 3) & ~3u);
+            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+                static const char* hex = "0123456789abcdef";
+                for (unsigned k = 0; k < note->n_descsz; ++k) {
+                    auto b = static_cast<unsigned char>(desc[k]);
+                    out->push_back(hex[b >> 4]);
+                    out->push_back(hex[b & 15]);
+                }
+                return 1;
+            }
+            p = desc + ((note->n_descsz + 3) & ~3u);
+        }
+    }
+    return 1;   // only the main program
+}
+
+nlohmann::json stamp_json(const fetch::DocumentStamp& d) {
+    return {d.url, d.fetched_url, d.accept, d.stamp, d.status, d.etag, d.last_modified, d.cache_control};
+}
+
+fetch::DocumentStamp stamp_of(const nlohmann::json& j) {
+    return {j.at(0).get<std::string>(), j.at(1).get<std::string>(), j.at(2).get<std::string>(), j.at(3).get<std::string>(),
+            j.at(4).get<long>(),        j.at(5).get<std::string>(), j.at(6).get<std::string>(), j.at(7).get<std::string>()};
+}
+
+}  // namespace
+
+std::string binary_build_id() {
+    static const std::string id = [] {
+        std::string out;
+        dl_iterate_phdr(find_build_id, &out);
+        if (!out.empty()) return "gnu:" + out;
+        struct stat st{};
+        if (::stat("/proc/self/exe", &st) != 0) return std::string();
+        return "exe:" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+               std::to_string(st.st_mtim.tv_nsec);
+    }();
+    return id;
+}
+
+fs::path memo_path(const fs::path& cache_dir, const std::string& lock_path) {
+    std::error_code ec;
+    fs::path abs = fs::absolute(lock_path, ec).lexically_normal();
+    return cache_dir / "resolves" / (sha256_hex(abs.string()) + ".json");
+}
+
+std::optional<ResolveMemo> read_memo(const fs::path& cache_dir, const std::string& lock_path, std::string_view lock_text) {
+    if (cache_dir.empty()) return std::nullopt;
+    std::string id = binary_build_id();
+    if (id.empty()) return std::nullopt;
+    std::string text;
+    try {
+        text = read_text_file(memo_path(cache_dir, lock_path).string(), "resolve memo", 64 << 20);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    try {
+        auto j = nlohmann::json::parse(text);
+        if (j.at("memo").get<int>() != kMemoVersion || j.at("build-id").get<std::string>() != id) return std::nullopt;
+        ResolveMemo m;
+        m.lock_sha256 = j.at("lock-sha256").get<std::string>();
+        if (m.lock_sha256 != sha256_hex(lock_text)) return std::nullopt;
+        m.build_id = id;
+        for (const auto& d : j.at("read")) m.read.push_back(stamp_of(d));
+        m.notes = j.at("notes").get<std::vector<std::string>>();
+        m.lock = lock_from_json(j.at("lock"));
+        return m;
+    } catch (const std::exception&) {
+        return std::nullopt;   // damaged or from another version: the full path reads the lock
+    }
+}
+
+void write_memo(const fs::path& cache_dir, const std::string& lock_path, const ResolveMemo& memo) {
+    if (cache_dir.empty() || memo.build_id.empty()) return;
+    nlohmann::json j;
+    j["memo"] = kMemoVersion;
+    j["lock-path"] = fs::absolute(lock_path).lexically_normal().string();
+    j["build-id"] = memo.build_id;
+    j["lock-sha256"] = memo.lock_sha256;
+    j["read"] = nlohmann::json::array();
+    for (const auto& d : memo.read) j["read"].push_back(stamp_json(d));
+    j["notes"] = memo.notes;
+    j["lock"] = lock_to_json(memo.lock);
+    fs::path path = memo_path(cache_dir, lock_path);
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    fs::path temp = path.string() + ".tmp-" + std::to_string(::getpid());
+    std::string text = j.dump();
+    std::FILE* f = std::fopen(temp.c_str(), "wb");
+    if (!f) return;
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = std::fclose(f) == 0 && ok;
+    if (ok) fs::rename(temp, path, ec);
+    if (!ok || ec) fs::remove(temp, ec);
+}
+
+}  // namespace envlock
