@@ -18,3 +18,14 @@ if [ -n "$missing" ]; then
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
+# Real wheels two doctor tests install (tests/unit/doctor/real_wheels_test.cpp), fetched once
+# through pip as this machine configures it (tests themselves talk to loopback only); where no
+# index is reachable the download fails quickly and those tests say so and skip.
+mkdir -p build/test-wheels
+for w in numba==0.56.4 yapf==0.40.2; do
+  ls build/test-wheels/"${w%%==*}-${w##*==}"-*.whl >/dev/null 2>&1 && continue
+  /usr/bin/python3 -m pip download -q --no-deps --disable-pip-version-check --timeout 15 --retries 1 \
+    -d build/test-wheels --only-binary=:all: --python-version 3.8 --implementation cp \
+    --platform manylinux2014_x86_64 "$w" >/dev/null 2>&1 ||
+    echo "setup: pip could not download $w; the doctor test that installs it will skip"
+done
