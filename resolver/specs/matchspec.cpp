@@ -600,7 +600,9 @@ std::string MatchSpec::str() const {
         if (ends_with(stem, ".*")) stem.remove_suffix(2);
         else if (ends_with(stem, "*")) stem.remove_suffix(1);
         // An inner '*' ("1.*.*") is a text glob; "=1.*" would read back as a prefix, so quote it.
-        if (v.find_first_of("><$^|,") != std::string::npos || stem.find('*') != std::string_view::npos) {
+        // A version holding '@' compares as text, which only the bracket form keeps ("==@" is
+        // a version the parser refuses).
+        if (v.find_first_of("><$^|,@") != std::string::npos || stem.find('*') != std::string_view::npos) {
             brackets.push_back("version='" + v + "'");
         } else if (starts_with(v, "!=") || starts_with(v, "~=")) {
             if (!build.empty()) brackets.push_back("version='" + v + "'");

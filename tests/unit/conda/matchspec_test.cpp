@@ -651,3 +651,12 @@ TEST_CASE("a name or build regex with a huge repeat count or a backreference is 
     CHECK_THROWS_AS(MatchSpec::parse("numpy[build='^py\\77777777777777777777$']"), envlock::InputError);
     CHECK(MatchSpec::parse("^py(torch|thon)$").name == "^py(torch|thon)$");
 }
+
+// Found by fuzz/matchspec (issue 20, session 5): "nump @ y" has the version "@", compared as
+// text; printed as "nump==@=y" it no longer parsed. Such a version prints inside brackets.
+TEST_CASE("a version compared as text ('@' in it) prints in brackets and reads back") {
+    auto m = MatchSpec::parse("nump             @                y[subdir=linux-64]");
+    auto again = MatchSpec::parse(m.str());
+    CHECK(again.str() == m.str());
+    CHECK(m.str().find("version='@'") != std::string::npos);
+}
