@@ -123,7 +123,9 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
         auto& entry = cached[i];
         if (entry && entry->status == 200 && !body_mismatch(requests[i].expect, entry->body()).empty()) entry.reset();
-        if (entry && (ctx.offline || entry->fresh(now) || (requests[i].immutable && entry->status == 200))) {
+        bool known_absent = entry && entry->status == 404 && requests[i].absent_for_s > 0 &&
+                            now - entry->validated_at < requests[i].absent_for_s;
+        if (entry && (ctx.offline || entry->fresh(now) || known_absent || (requests[i].immutable && entry->status == 200))) {
             d.status = entry->status;
             d.from_cache = true;
             d.content_type = entry->content_type;

@@ -26,6 +26,9 @@ struct DocumentRequest {
     // The URL names its content (a CEP 16 shard, by its sha256): a cached answer is used
     // without asking the server again, as `Cache-Control: immutable` says.
     bool immutable = false;
+    // A cached 404 younger than this many seconds is the answer without asking again: the
+    // CEP 16 probe, so that a channel without shards costs no extra round trip on every run.
+    long absent_for_s = 0;
 };
 
 // "" when `body` can be of that kind, else what it looks like instead ("an HTML page").

@@ -139,7 +139,10 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
     std::vector<bool> is_sharded(conda.size(), false);
     if (shards) {
         std::vector<DocumentRequest> probe;
-        for (const auto& c : conda) probe.push_back({c.root + "/" + c.subdir + "/repodata_shards.msgpack.zst", "", BodyKind::zstd});
+        // A subdir without shards is asked again after a day: channels rarely change format,
+        // and the probe would otherwise add a round trip before every repodata fetch.
+        for (const auto& c : conda)
+            probe.push_back({c.root + "/" + c.subdir + "/repodata_shards.msgpack.zst", "", BodyKind::zstd, false, 24 * 3600});
         sharded = get_documents(probe, ctx);
         for (size_t i = 0; i < conda.size(); ++i) is_sharded[i] = sharded[i].ok();
     }

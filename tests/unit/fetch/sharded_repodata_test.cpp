@@ -279,3 +279,22 @@ TEST_CASE("index list's lookup of one name reads that name's shard: the records 
         CHECK(shard_requests(*site.server) - before <= 3);   // at most one shard per subdir
     }
 }
+
+// Every resolve probes each subdir for a CEP 16 shard index before reading its repodata; a
+// subdir that answered 404 is not asked again for a day (the answer is cached), so a channel
+// without shards costs no extra round trip on a warm run.
+TEST_CASE("a subdir without a shard index is not probed again while its cached 404 is young") {
+    Site site;
+    auto probes = [&] {
+        size_t n = 0;
+        for (const auto& r : site.server->requests())
+            n += r.path.find("repodata_shards.msgpack.zst") != std::string::npos;
+        return n;
+    };
+    fetch_repodata(site.channels("json"), {"linux-64", "noarch"}, site.context(), false, true);
+    size_t first = probes();
+    CHECK(first > 0);
+    auto docs = fetch_repodata(site.channels("json"), {"linux-64", "noarch"}, site.context(), false, true);
+    CHECK(probes() == first);
+    for (const auto& d : docs) CHECK_FALSE(d.sharded);
+}
