@@ -497,6 +497,13 @@ MatchSpec MatchSpec::parse(std::string_view text) {
             fail("invalid build_number constraint '" + build_number + "' (expected an integer, optionally after ==, !=, <, <=, >, >=)");
         m.build_number = build_number;
     }
+    // A bracket value is quoted with ' or "; one holding both could not be printed back
+    // (found by fuzz/matchspec).
+    auto both_quotes = [](std::string_view v) { return v.find('\'') != std::string_view::npos && v.find('"') != std::string_view::npos; };
+    if (both_quotes(m.version.str()) || both_quotes(m.build) || both_quotes(m.build_number))
+        fail("a version or build holding both ' and \"");
+    for (const auto& [key, value] : m.extra)
+        if (both_quotes(value)) fail("a value of '" + key + "' holding both ' and \"");
     for (std::string_view pattern : {std::string_view(m.name), std::string_view(m.build)})
         if (is_regex(pattern)) compiled->regexes.emplace_back(std::string(pattern), compile_regex(pattern, "match spec"));
     for (const auto& [key, value] : m.extra)
@@ -582,6 +589,16 @@ bool MatchSpec::matches(const DistName& dist) const {
     return true;
 }
 
+namespace {
+
+// A bracket value in quotes: ' unless the value holds one, then " (parse refuses both).
+std::string quoted(std::string_view value) {
+    char q = value.find('\'') == std::string_view::npos ? '\'' : '"';
+    return q + std::string(value) + q;
+}
+
+}  // namespace
+
 std::string MatchSpec::str() const {
     std::string out;
     std::vector<std::string> brackets;
@@ -603,9 +620,9 @@ std::string MatchSpec::str() const {
         // A version holding '@' compares as text, which only the bracket form keeps ("==@" is
         // a version the parser refuses).
         if (v.find_first_of("><$^|,@") != std::string::npos || stem.find('*') != std::string_view::npos) {
-            brackets.push_back("version='" + v + "'");
+            brackets.push_back("version=" + quoted(v));
         } else if (starts_with(v, "!=") || starts_with(v, "~=")) {
-            if (!build.empty()) brackets.push_back("version='" + v + "'");
+            if (!build.empty()) brackets.push_back("version=" + quoted(v));
             else out += v;
         } else if (ends_with(v, ".*")) {
             out += "=" + v.substr(0, v.size() - 2);
@@ -622,13 +639,13 @@ std::string MatchSpec::str() const {
     if (!build.empty()) {
         // ':' would read back as a channel separator, ' ' and '=' as field separators, '[' ']'
         // as brackets: such a build is only safe quoted inside brackets.
-        if (build.find_first_of("><$^|,: =[]") != std::string::npos) brackets.push_back("build='" + build + "'");
+        if (build.find_first_of("><$^|,: =[]'\"") != std::string::npos) brackets.push_back("build=" + quoted(build));
         else if (build.find('*') != std::string::npos) brackets.push_back("build=" + build);
         else if (version_exact) out += "=" + build;
         else brackets.push_back("build=" + build);
     }
     if (!build_number.empty()) {
-        if (build_number.find_first_of(", =") != std::string::npos) brackets.push_back("build_number='" + build_number + "'");
+        if (build_number.find_first_of(", ='\"") != std::string::npos) brackets.push_back("build_number=" + quoted(build_number));
         else brackets.push_back("build_number=" + build_number);
     }
     for (std::string_view key : field_names()) {
@@ -637,7 +654,7 @@ std::string MatchSpec::str() const {
         if (key == "fn" && extra.count("url")) continue;
         if (key == "url" && channel_exact) continue;
         const std::string& value = it->second;
-        if (value.find_first_of(", =") != std::string::npos) brackets.push_back(std::string(key) + "='" + value + "'");
+        if (value.find_first_of(", ='\"") != std::string::npos) brackets.push_back(std::string(key) + "=" + quoted(value));
         else brackets.push_back(std::string(key) + "=" + value);
     }
     if (!brackets.empty()) {

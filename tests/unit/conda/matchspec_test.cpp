@@ -660,3 +660,14 @@ TEST_CASE("a version compared as text ('@' in it) prints in brackets and reads b
     CHECK(again.str() == m.str());
     CHECK(m.str().find("version='@'") != std::string::npos);
 }
+
+// Found by fuzz/matchspec (issue 20, session 5): a glob version holding "'" printed as
+// version='spec'to…', which does not parse. A bracket value holding ' is quoted with ", and one
+// holding both kinds of quote cannot be written back, so it is refused.
+TEST_CASE("bracket values holding a quote print with the other quote; both kinds are refused") {
+    auto m = MatchSpec::parse("conda-canary/linux-64 spec 'to you m.*ean mt6995-N1+1dab973=py36h4a561cd_0");
+    CHECK(m.str().find("version=\"spec'toyoum.*eanmt6995-n1+1dab973\"") != std::string::npos);
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+    CHECK(MatchSpec::parse("x[build=\"a'b\"]").str() == "x[build=\"a'b\"]");
+    CHECK_THROWS_AS(MatchSpec::parse("x 1'*\"2"), envlock::InputError);
+}
