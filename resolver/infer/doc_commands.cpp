@@ -460,8 +460,8 @@ void Inference::git(const std::vector<std::string>& w, DocState& doc, const Prov
                 dir = a;
             }
         }
-        if (url.empty()) return;
         auto base = repo_basename(url);
+        if (base.empty()) return;   // no repository named (found by fuzz/infer_docs)
         auto target = doc.resolve(dir.empty() ? base : dir);
         if (is_self(url)) {
             // The docs clone the repo itself: that directory is the checkout we are reading.

@@ -48,7 +48,9 @@ void Inference::note(const std::string& kind, const std::string& text, const std
         if (n.kind == kind && n.text == text && n.from.file == from.file && n.from.line == from.line) return;
     // A why is often an exception's message quoting the user's bytes, perhaps cut inside a
     // character; the spec is written as YAML and JSON, which need UTF-8 (found by fuzz/infer_docs).
-    spec.notes.push_back({kind, utf8::valid(text), utf8::valid(why), from});
+    // A note names what it is about; the spec reader requires that text (an install step can
+    // name an empty path: found by fuzz/requirements_txt).
+    spec.notes.push_back({kind, text.empty() ? std::string("(empty)") : utf8::valid(text), utf8::valid(why), from});
 }
 
 void Inference::python(const std::string& constraint, const Provenance& from) {
@@ -111,6 +113,10 @@ void Inference::pip_item(const PipItem& item, const std::string& base_dir, const
             if (is_self(item.value)) {
                 // `pip install git+<this repo>`: the checkout itself, as `pip install .` would.
                 install_dir("", item.editable ? "pip install -e ." : "pip install .", from, doc);
+                break;
+            }
+            if (repo_basename(item.value).empty()) {   // "git+" alone (found by fuzz/infer_docs)
+                note("unreadable", item.value, "a VCS URL that names no repository", from);
                 break;
             }
             auto i = source(item.value, item.egg, item.rev, from);
@@ -191,7 +197,7 @@ bool Inference::submodule(const std::string& dir, const std::string& command, co
     std::string path, url;
     std::istringstream in(*text);
     auto flush = [&]() -> bool {
-        if (path.empty() || url.empty() || join_path("", path) != dir) return false;
+        if (path.empty() || repo_basename(url).empty() || join_path("", path) != dir) return false;
         auto i = source(url, "", "", from);
         if (spec.sources[i].install.empty()) spec.sources[i].install = command;
         note("submodule", dir, "a git submodule the checkout does not hold (cloned without --recursive); "

@@ -499,6 +499,9 @@ MatchSpec MatchSpec::parse(std::string_view text) {
     }
     // A bracket value is quoted with ' or "; one holding both could not be printed back
     // (found by fuzz/matchspec).
+    // A name holding '@' prints like the legacy "feature@" form ("&@~" is the name "&@": found
+    // by fuzz/matchspec); conda package names never hold one.
+    if (m.name.find('@') != std::string::npos) fail("'@' in the package name '" + m.name + "'");
     auto both_quotes = [](std::string_view v) { return v.find('\'') != std::string_view::npos && v.find('"') != std::string_view::npos; };
     if (both_quotes(m.version.str()) || both_quotes(m.build) || both_quotes(m.build_number))
         fail("a version or build holding both ' and \"");

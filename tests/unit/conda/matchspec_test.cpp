@@ -671,3 +671,11 @@ TEST_CASE("bracket values holding a quote print with the other quote; both kinds
     CHECK(MatchSpec::parse("x[build=\"a'b\"]").str() == "x[build=\"a'b\"]");
     CHECK_THROWS_AS(MatchSpec::parse("x 1'*\"2"), envlock::InputError);
 }
+
+// Found by fuzz/matchspec (issue 20, session 5): "&@~" parsed as the name "&@", which printed
+// as "&@", the legacy "feature@" form. Package names never hold '@'.
+TEST_CASE("a package name holding '@' is refused; 'feature@' stays a track_features query") {
+    CHECK_THROWS_AS(MatchSpec::parse("&@~"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("num@py >=1"), envlock::InputError);
+    CHECK(MatchSpec::parse("mkl@").extra.at("track_features") == "mkl");
+}

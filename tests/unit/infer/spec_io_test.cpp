@@ -273,3 +273,16 @@ TEST_CASE("inference: 'conda create -n x python=' without a version leaves the p
     REQUIRE_NOTHROW(s = infer_spec(repo, "x"));
     CHECK(s.python.empty());
 }
+
+// Found by fuzz/infer_docs and fuzz/requirements_txt (issue 20, session 5): "pip install git+"
+// gave a git source without name or URL, and an install step naming an empty path gave a note
+// without text; the spec reader refuses both. Neither is written so any more.
+TEST_CASE("inference: a VCS URL naming no repository is a note, and no note is without text") {
+    RepoFiles repo;
+    repo.files["Dockerfile"] = "FROM ubuntu\nRUN pip install git+\n";
+    Spec s;
+    REQUIRE_NOTHROW(s = infer_spec(repo, "x"));
+    CHECK(s.sources.empty());
+    for (const auto& n : s.notes) CHECK_FALSE(n.text.empty());
+    CHECK(spec_to_yaml_text(spec_from_yaml_text(spec_to_yaml_text(s), "envlock.yaml")) == spec_to_yaml_text(s));
+}
