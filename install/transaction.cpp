@@ -449,8 +449,10 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         {
             std::vector<std::optional<std::set<std::string>>> roots(pypi.size());
             std::unordered_map<std::string, int> users;
+            parallel_for(pypi.size(), link_threads, [&](size_t i) {
+                if (auto e = entry_of.find(pypi[i]); e != entry_of.end()) roots[i] = wheel_roots(entries[e->second]);
+            });
             for (size_t i = 0; i < pypi.size(); ++i) {
-                if (entry_of.count(pypi[i])) roots[i] = wheel_roots(entries[entry_of[pypi[i]]]);
                 if (roots[i])
                     for (const auto& r : *roots[i]) ++users[r];
             }
