@@ -329,7 +329,7 @@ void complete(Transfer& t) {
     Response& r = *t.response;
     r.size = t.held;
     if (t.file) {
-        bool ok = std::fflush(t.file) == 0 && fsync(fileno(t.file)) == 0;
+        bool ok = std::fflush(t.file) == 0 && (!t.options->sync_files || fsync(fileno(t.file)) == 0);
         std::fclose(t.file);
         t.file = nullptr;
         if (r.ok()) {
