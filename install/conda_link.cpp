@@ -13,6 +13,7 @@
 #include "install/conda_package.hpp"
 #include "install/prefix_record.hpp"
 #include "install/prefix_replace.hpp"
+#include "install/wheel_install.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -277,6 +278,27 @@ InstalledPackage install_conda_package(const PackageContext& ctx, const CondaPac
             pp.path_type = "unix_python_entry_point";
             pp.sha256 = pp.sha256_in_prefix = sha;
             pp.size_in_bytes = script.size();
+            rec.paths.push_back(std::move(pp));
+        }
+    }
+
+    if (noarch_python && ctx.compile) {
+        // What conda does by default for noarch: python (CEP 20): its .py files compiled by the
+        // env's own python, each .pyc recorded as a pyc_file path (no hash: python may rewrite it).
+        std::vector<std::pair<std::string, std::string>> sources;
+        const std::string site = ctx.python.site_packages + "/";
+        for (const auto& rel : rels)
+            if (rel.size() > 3 && rel.compare(rel.size() - 3, 3, ".py") == 0 && rel.rfind(site, 0) == 0)
+                sources.emplace_back(stage_dir + "/" + rel, (ctx.prefix / rel).string());
+        std::string python = (ctx.stage / (ctx.python.executable.empty() ? "bin/python" : ctx.python.executable)).string();
+        for (const auto& pyc : compile_bytecode(sources, python, pkg.name + " " + pkg.version)) {
+            if (pyc.rfind(stage_dir + "/", 0) != 0) continue;
+            std::string rel = pyc.substr(stage_dir.size() + 1);
+            out.files.push_back({rel, "", 0, ""});
+            rec.files.push_back(rel);
+            PrefixPath pp;
+            pp.path = rel;
+            pp.path_type = "pyc_file";
             rec.paths.push_back(std::move(pp));
         }
     }

@@ -416,6 +416,8 @@ struct Placement {
     bool executable = false;
 };
 
+}  // namespace
+
 std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::string, std::string>>& staged_and_final,
                                           const std::string& python, const std::string& wheel) {
     if (staged_and_final.empty()) return {};
@@ -451,8 +453,6 @@ std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::strin
     }
     return out;
 }
-
-}  // namespace
 
 // The header block of an email-style file (METADATA, WHEEL): "Key: value" lines up to the
 // first blank line; continuation lines are skipped.
