@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <unordered_map>
 
 #include <simdjson.h>
 
@@ -443,7 +444,7 @@ std::string_view name_from_filename(std::string_view f) {
 }
 
 std::string key_text(const SparseRepodata& rd, const SparseRepodata::Raw& raw) {
-    std::string_view key(rd.json.data() + raw.key, raw.key_size);
+    std::string_view key = rd.document().substr(raw.key, raw.key_size);
     std::string out;
     if (key.find('\\') != std::string_view::npos) unescape_into(key, out);
     else out.assign(key);
@@ -452,13 +453,13 @@ std::string key_text(const SparseRepodata& rd, const SparseRepodata::Raw& raw) {
 
 // Reads one raw record object; `parser` must not be iterating anything else.
 void read_raw_record(od::parser& parser, const SparseRepodata& rd, const SparseRepodata::Raw& raw, IndexRecord& r) {
+    const char* at = rd.document().data() + raw.record;
     // The indexing pass skipped over the record without validating it, and the on-demand
     // parser reads past the end of an unbalanced span (a SEGV found by fuzz/repodata): check
     // that the span is one well-formed JSON value first (a few microseconds a record).
     thread_local simdjson::dom::parser validator;
-    if (validator.parse(rd.json.data() + raw.record, raw.record_size, true).error())
-        throw Malformed{"record is not well-formed JSON"};
-    od::document doc = parser.iterate(rd.json.data() + raw.record, raw.record_size, rd.json.capacity() - raw.record);
+    if (validator.parse(at, raw.record_size, false).error()) throw Malformed{"record is not well-formed JSON"};
+    od::document doc = parser.iterate(at, raw.record_size, rd.document().size() - raw.record + PaddedBuffer::kPadding);
     reset_record(r);
     read_record(doc.get_object(), r);
 }
@@ -475,23 +476,57 @@ void read_raw_record(od::parser& parser, const SparseRepodata& rd, const SparseR
     }
 }
 
+// Whether a record's JSON text holds `"name": "<name>"` (or without the space), the name
+// spelled with no escape: true for nearly every record of a real channel.
+bool says_name(std::string_view record, std::string_view name) {
+    for (std::string_view key : {std::string_view("\"name\": \""), std::string_view("\"name\":\"")}) {
+        for (std::size_t at = record.find(key); at != std::string_view::npos; at = record.find(key, at + 1)) {
+            std::string_view rest = record.substr(at + key.size());
+            if (rest.size() > name.size() && rest.substr(0, name.size()) == name && rest[name.size()] == '"') return true;
+        }
+    }
+    return false;
+}
+
+// A built index's storage: what SparseRepodata's spans point into.
+struct BuiltIndex {
+    std::vector<SparseRepodata::Name> names;
+    std::vector<SparseRepodata::Raw> raws;
+    std::string strings;
+};
+
 }  // namespace
 
+std::span<const SparseRepodata::Raw> SparseRepodata::records_named(std::string_view name) const {
+    auto it = std::lower_bound(names.begin(), names.end(), name,
+                               [&](const Name& n, std::string_view want) { return name_of(n) < want; });
+    if (it == names.end() || name_of(*it) != name) return {};
+    if (std::uint64_t(it->first) + it->count > raws.size()) throw StaleNameIndex{"a name's records lie past the index's end"};
+    return raws.subspan(it->first, it->count);
+}
+
 SparseRepodata index_repodata(std::string json, std::size_t offset, const RepodataSource& source) {
+    return index_repodata(PaddedBuffer(std::move(json)), offset, source);
+}
+
+SparseRepodata index_repodata(PaddedBuffer json, std::size_t offset, const RepodataSource& source) {
     SparseRepodata out;
     out.source = source;
     out.json = std::move(json);
-    if (out.json.capacity() < out.json.size() + simdjson::SIMDJSON_PADDING) out.json.reserve(out.json.size() + simdjson::SIMDJSON_PADDING);
-    const char* base = out.json.data();
+    if (offset > out.json.size()) offset = out.json.size();
+    out.offset = offset;
+    const char* base = out.json.data() + offset;
+    const std::size_t size = out.json.size() - offset;
     od::parser parser, side;
     Info info;
     IndexRecord scratch;
     std::string_view current;   // the record being indexed, for error messages
     std::string unescaped;
     // Records come sorted by file name, so one name's records are mostly adjacent.
+    std::unordered_map<std::string, std::vector<SparseRepodata::Raw>> by_name;
     std::string_view last_name;
     std::vector<SparseRepodata::Raw>* last = nullptr;
-    out.by_name.reserve(out.json.size() / 8192);   // conda-forge: ~26k names in ~264 MB
+    by_name.reserve(size / 8192);   // conda-forge: ~26k names in ~264 MB
     auto add = [&](const char* raw_key, od::value value) {
         bool escaped = false;
         std::string_view key = raw_span(raw_key, escaped);
@@ -503,24 +538,31 @@ SparseRepodata index_repodata(std::string json, std::size_t offset, const Repoda
         if (value.type() != od::json_type::object) throw Malformed{"record '" + std::string(current) + "' is not a JSON object"};
         od::object object = value.get_object();
         std::string_view record = object.raw_json();
-        SparseRepodata::Raw raw{static_cast<std::size_t>(key.data() - base), key.size(),
-                                static_cast<std::size_t>(record.data() - base), record.size()};
+        // The span runs to the next token: the last record of a section takes the white
+        // space before the section's closing brace with it.
+        while (record.size() > 1 && (record.back() == ' ' || record.back() == '\n' || record.back() == '\r' || record.back() == '\t'))
+            record.remove_suffix(1);
+        if (key.size() > UINT32_MAX || record.size() > UINT32_MAX) throw Malformed{"record '" + std::string(current) + "' is too large"};
+        SparseRepodata::Raw raw{static_cast<std::uint64_t>(key.data() - base), static_cast<std::uint64_t>(record.data() - base),
+                                static_cast<std::uint32_t>(key.size()), static_cast<std::uint32_t>(record.size())};
+        // A record is its `name`'s, as conda reads it, whatever its file is called ("anaconda-
+        // custom-0.tar.bz2" is dummy-anaconda's in conda's test index). The file name says
+        // which name to expect; the record is read in full only when it does not say that
+        // name in the usual spelling.
         std::string_view name = name_from_filename(current);
-        if (name.empty()) {
-            // Not name-version-build: only the record knows its name.
+        if (name.empty() || !says_name(record, name)) {
             read_raw_record(side, out, raw, scratch);
             name = scratch.name;
         }
         if (!last || name != last_name) {
-            auto it = out.by_name.try_emplace(std::string(name)).first;
+            auto it = by_name.try_emplace(std::string(name)).first;
             last = &it->second;
             last_name = it->first;   // node-based map: the key stays put
         }
         last->push_back(raw);
     };
     try {
-        if (offset > out.json.size()) offset = out.json.size();
-        od::document doc = parser.iterate(base + offset, out.json.size() - offset, out.json.capacity() - offset);
+        od::document doc = parser.iterate(base, size, size + PaddedBuffer::kPadding);
         for (auto field_result : doc.get_object()) {
             od::field field = std::move(field_result);
             std::string_view key = key_of(field);
@@ -537,23 +579,68 @@ SparseRepodata index_repodata(std::string json, std::size_t offset, const Repoda
     }
     out.subdir = std::move(info.subdir);
     out.base_url = std::move(info.base_url);
+
+    // Flattened: names sorted, each name's records one run in file order.
+    auto built = std::make_shared<BuiltIndex>();
+    std::vector<const std::pair<const std::string, std::vector<SparseRepodata::Raw>>*> sorted;
+    sorted.reserve(by_name.size());
+    std::size_t total = 0, text = 0;
+    for (const auto& entry : by_name) {
+        sorted.push_back(&entry);
+        total += entry.second.size();
+        text += entry.first.size();
+    }
+    std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+    built->names.reserve(sorted.size());
+    built->raws.reserve(total);
+    built->strings.reserve(text);
+    for (const auto* entry : sorted) {
+        built->names.push_back({built->strings.size(), static_cast<std::uint32_t>(entry->first.size()),
+                                static_cast<std::uint32_t>(built->raws.size()), static_cast<std::uint32_t>(entry->second.size()), 0});
+        built->strings += entry->first;
+        built->raws.insert(built->raws.end(), entry->second.begin(), entry->second.end());
+    }
+    out.names = built->names;
+    out.raws = built->raws;
+    out.strings = built->strings;
+    out.index_storage = std::move(built);
+    return out;
+}
+
+std::vector<std::string> names_of(const SparseRepodata& rd) {
+    std::vector<std::string> out;
+    out.reserve(rd.names.size());
+    for (const auto& n : rd.names) out.emplace_back(rd.name_of(n));
     return out;
 }
 
 void visit_records_of(const SparseRepodata& rd, const std::string& name,
                       const std::function<void(IndexRecord&, std::size_t)>& visit) {
-    auto it = rd.by_name.find(name);
-    if (it == rd.by_name.end()) return;
+    auto raws = rd.records_named(name);
+    if (raws.empty()) return;
     od::parser parser;
     Info info{rd.subdir, rd.base_url};
     IndexRecord r;
     std::string filename;
-    for (const auto& raw : it->second) {
+    const std::string_view doc = rd.document();
+    for (const auto& raw : raws) {
+        if (rd.saved) {
+            // A saved index is trusted only as far as its positions land where it says: on a
+            // quoted file name of this package and on one JSON object.
+            bool fits = raw.key >= 1 && raw.key + raw.key_size < doc.size() && raw.record + raw.record_size <= doc.size() &&
+                        raw.record_size >= 2 && doc[raw.key - 1] == '"' && doc[raw.key + raw.key_size] == '"' &&
+                        doc[raw.record] == '{' && doc[raw.record + raw.record_size - 1] == '}';
+            if (!fits) throw StaleNameIndex{"a record of '" + name + "' is not where the index says"};
+        }
         filename = key_text(rd, raw);
         try {
             read_raw_record(parser, rd, raw, r);
-            // A record named unlike its file is not this package's, whatever its file says.
-            if (r.name != name && !r.name.empty()) continue;
+            // Every record is filed under its own name; one that is not was filed by another
+            // document or is damaged.
+            if (r.name != name) {
+                if (rd.saved) throw StaleNameIndex{"the index files '" + filename + "' under '" + name + "'"};
+                continue;
+            }
             finish_record(filename, info, rd.source, r);
         } catch (...) {
             rethrow_malformed(rd.source.name, filename);

@@ -5,14 +5,17 @@
 // indexes use. simdjson's on-demand parser does the reading: this is the hot path
 // (conda-forge linux-64 is ~250 MB and ~465k records).
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "fetch/padded_buffer.hpp"
 #include "resolver/specs/record.hpp"
 
 namespace envlock::fetch {
@@ -47,23 +50,56 @@ void visit_repodata_padded(std::string_view json, const RepodataSource& source, 
 // A repodata document indexed by package name, each record left as raw JSON until asked for
 // (rattler's "sparse repodata" does the same): a solve reaches a few hundred of a big
 // channel's ~465k records, and only those are ever read into IndexRecords. Indexing costs
-// one structural pass over the file and no record parsing.
+// one structural pass over the file and no record parsing; an index saved beside a cached
+// body (see repodata_names.hpp) costs no pass at all.
 struct SparseRepodata {
+    // Positions count from the document's first byte (json[offset]).
     struct Raw {
-        std::size_t key, key_size;         // the file name: its raw JSON text, in `json`
-        std::size_t record, record_size;   // the record object: its raw JSON text, in `json`
+        std::uint64_t key;           // the file name: its raw JSON text, between the quotes
+        std::uint64_t record;        // the record object: its raw JSON text
+        std::uint32_t key_size;
+        std::uint32_t record_size;
+    };
+    struct Name {
+        std::uint64_t text;          // into `strings`
+        std::uint32_t size;
+        std::uint32_t first;         // into `raws`: this name's records, in file order
+        std::uint32_t count;
+        std::uint32_t unused;
     };
     RepodataSource source;
-    std::string json;        // the document; owns what every Raw points into
+    PaddedBuffer json;       // owns what every Raw points into
+    std::size_t offset = 0;  // where the document starts in `json`
     std::string subdir;      // info.subdir
     std::string base_url;    // info.base_url
-    std::unordered_map<std::string, std::vector<Raw>> by_name;   // name from the file name
+    // Names sorted bytewise (the name a file name carries, else the record's own), each with
+    // its run of records in `raws`. The spans point into `index_storage`.
+    std::span<const Name> names;
+    std::span<const Raw> raws;
+    std::string_view strings;
+    std::shared_ptr<const void> index_storage;
+    bool saved = false;      // the index was read from a file, not built from `json` now
+
+    std::string_view document() const { return json.view().substr(offset); }
+    std::string_view name_of(const Name& n) const { return strings.substr(n.text, n.size); }
+    // The records of `name`; empty when the document has none.
+    std::span<const Raw> records_named(std::string_view name) const;
 };
 
 // The document is `json` from `offset` on. Throws InputError "<name>: malformed repodata: ..."
 // when it is not repodata or a record is not an object; a record's fields are checked when
 // it is read.
+SparseRepodata index_repodata(PaddedBuffer json, std::size_t offset, const RepodataSource& source);
 SparseRepodata index_repodata(std::string json, std::size_t offset, const RepodataSource& source);
+
+// Every package name the document has a record for, sorted.
+std::vector<std::string> names_of(const SparseRepodata& repodata);
+
+// Thrown by visit_records_of when a saved index does not fit its document (a position that
+// is not a record of that name): the index is stale or damaged, and must be built again.
+struct StaleNameIndex {
+    std::string what;
+};
 
 // The records of one package name, in file order (the record is reused between calls), each
 // with its position in the file, so records of several names can be put back in file order.

@@ -1,6 +1,10 @@
 #include "fetch/documents.hpp"
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <ctime>
+#include <filesystem>
 
 #include "fetch/http_cache.hpp"
 #include "fetch/url.hpp"
@@ -22,6 +26,46 @@ std::string body_mismatch(BodyKind expect, std::string_view body) {
     return "something else";
 }
 
+namespace {
+
+// Local files this large (a big channel's repodata) are mapped in place, not copied through
+// libcurl; smaller ones keep the ordinary path. The mapped file must not be truncated while
+// envlock runs (conda-index replaces repodata by rename).
+constexpr std::uint64_t kMapLocalFrom = std::uint64_t(16) << 20;
+
+bool map_large_local_file(const DocumentRequest& request, const FetchContext& ctx, Document& d) {
+    std::string path = file_url_path(d.fetched_url);
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) < kMapLocalFrom) return false;
+    std::error_code ec;
+    PaddedBuffer mapped = PaddedBuffer::map_file(path, ec);
+    if (ec || mapped.size() != static_cast<std::size_t>(st.st_size)) return false;
+    if (auto looks = body_mismatch(request.expect, mapped.view()); !looks.empty()) {
+        d.status = 200;
+        d.error = "cannot use " + redact_url(d.fetched_url) + ": it holds " + looks + " where " +
+                  (request.expect == BodyKind::zstd ? "zstd data" : "JSON") + " was expected";
+        return true;
+    }
+    d.status = 200;
+    d.data = std::move(mapped);
+    // Files derived from it (a repodata name index) live in the cache, named after the path,
+    // and hold the file's identity: device, inode, size, and modification and change times to
+    // the nanosecond (any write changes the change time, which no program can set back).
+    if (!ctx.cache_dir.empty()) {
+        d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, "local-file").string();
+        char identity[256];
+        std::snprintf(identity, sizeof identity, "local file dev %llu ino %llu size %llu mtime %lld.%09ld ctime %lld.%09ld\n",
+                      static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+                      static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec,
+                      static_cast<long long>(st.st_ctim.tv_sec), st.st_ctim.tv_nsec);
+        d.cache_header = identity + d.fetched_url + "\n";
+        std::filesystem::create_directories(std::filesystem::path(d.cache_path).parent_path(), ec);
+    }
+    return true;
+}
+
+}  // namespace
+
 std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests, const FetchContext& ctx) {
     std::vector<Document> docs(requests.size());
     std::vector<Request> wire;
@@ -37,15 +81,18 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         if (is_file_url(d.fetched_url) && d.fetched_url.back() == '/') d.fetched_url += "index.html";
         // file:// needs no cache: the file is already local.
         bool local = is_file_url(d.fetched_url);
+        if (local && map_large_local_file(requests[i], ctx, d)) continue;
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
         auto& entry = cached[i];
         if (entry && entry->status == 200 && !body_mismatch(requests[i].expect, entry->body()).empty()) entry.reset();
-        if (entry && (ctx.offline || entry->fresh(now))) {
+        if (entry && (ctx.offline || entry->fresh(now) || (requests[i].immutable && entry->status == 200))) {
             d.status = entry->status;
             d.from_cache = true;
             d.content_type = entry->content_type;
             d.data = std::move(entry->data);
             d.body_offset = entry->body_offset;
+            d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
+            d.cache_header = std::move(entry->header);
             continue;
         }
         if (ctx.offline && !local) {
@@ -76,6 +123,8 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             d.content_type = entry->content_type;
             d.data = std::move(entry->data);
             d.body_offset = entry->body_offset;
+            d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
+            d.cache_header = std::move(entry->header);
             continue;
         }
         d.status = r.status;
@@ -98,12 +147,14 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             meta.last_modified = r.last_modified;
             meta.cache_control = r.cache_control;
             if (!not_found) meta.content_type = r.content_type;
-            cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, not_found ? std::string_view() : r.body);
+            std::string header;
+            if (cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta, not_found ? std::string_view() : r.body,
+                            &header) && !not_found) {
+                d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
+                d.cache_header = std::move(header);
+            }
         }
-        if (r.ok()) {
-            r.body.reserve(r.body.size() + 64);  // JSON parser padding
-            d.data = std::move(r.body);
-        }
+        if (r.ok()) d.data = PaddedBuffer(std::move(r.body));   // JSON parser padding reserved
     }
     return docs;
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "fetch/padded_buffer.hpp"
 #include "fetch/settings.hpp"
 
 namespace envlock::fetch {
@@ -20,6 +21,9 @@ struct DocumentRequest {
     std::string url;       // as the user or the lock names it; mirrors apply underneath
     std::string accept;    // Accept header ("" for none); part of the cache key
     BodyKind expect = BodyKind::any;
+    // The URL names its content (a CEP 16 shard, by its sha256): a cached answer is used
+    // without asking the server again, as `Cache-Control: immutable` says.
+    bool immutable = false;
 };
 
 // "" when `body` can be of that kind, else what it looks like instead ("an HTML page").
@@ -34,11 +38,17 @@ struct Document {
     bool revalidated = false;     // the server answered 304
     bool missing_offline = false; // offline and not in the cache
     std::string error;            // network failure after retries (see Response::error)
-    // Body storage; body() views into it (with JSON padding after it).
-    std::string data;
+    // Body storage (a cache entry mapped, or what the network sent); body() views into it,
+    // with JSON padding after it.
+    PaddedBuffer data;
     std::size_t body_offset = 0;
+    // The HTTP cache entry that holds this body, and its header line (CacheEntry::header),
+    // which files derived from the body (a repodata name index) are kept beside and checked
+    // against. For a large file:// body mapped in place: a path in the cache named after the
+    // file, and the file's identity (stat). Empty when there is nowhere to keep them.
+    std::string cache_path, cache_header;
 
-    std::string_view body() const { return std::string_view(data).substr(body_offset); }
+    std::string_view body() const { return data.view().substr(body_offset); }
     bool ok() const { return error.empty() && status >= 200 && status < 300; }
 };
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -80,9 +81,12 @@ std::optional<CacheEntry> cache_read(const fs::path& dir, std::string_view url, 
     struct stat st{};
     if (::stat(path.c_str(), &st) != 0) return std::nullopt;
     CacheEntry e;
-    e.data = read_file_padded(path);
+    std::error_code ec;
+    // Mapped, not read: a 264 MB repodata entry whose name index is current is never read whole.
+    e.data = PaddedBuffer::map_file(path, ec);
+    if (ec) return std::nullopt;
     e.validated_at = st.st_mtim.tv_sec;
-    std::string_view all(e.data);
+    std::string_view all = e.data.view();
     if (all.substr(0, kMagic.size()) != kMagic) return std::nullopt;
     auto meta_end = all.find('\n', kMagic.size());
     if (meta_end == std::string_view::npos) return std::nullopt;
@@ -94,6 +98,7 @@ std::optional<CacheEntry> cache_read(const fs::path& dir, std::string_view url, 
         e.cache_control = meta.value("cache_control", "");
         e.content_type = meta.value("content_type", "");
         e.body_offset = meta_end + 1;
+        e.header = std::string(all.substr(0, e.body_offset));
         // A body of another length than recorded is damage, not data.
         if (meta.value("size", std::uint64_t{0}) != all.size() - e.body_offset) return std::nullopt;
     } catch (const nlohmann::json::exception&) {
@@ -103,27 +108,41 @@ std::optional<CacheEntry> cache_read(const fs::path& dir, std::string_view url, 
 }
 
 bool cache_write(const fs::path& dir, std::string_view url, std::string_view key, const CacheEntry& meta,
-                 std::string_view body) {
+                 std::string_view body, std::string* written_header) {
     if (dir.empty() || lower(meta.cache_control).find("no-store") != std::string::npos) return false;
     fs::path path = cache_entry_path(dir, url, key);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    // A random id per write: files derived from this body (a name index) name the write they
+    // were made from, so a later entry for the URL, whatever its size, never passes for it.
+    char id[33];
+    std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(rng()), static_cast<unsigned long long>(rng()));
     nlohmann::json j = {{"url", redact_url(url)},          {"status", meta.status}, {"etag", meta.etag},
                         {"last_modified", meta.last_modified}, {"cache_control", meta.cache_control},
-                        {"content_type", meta.content_type},   {"size", body.size()}};
+                        {"content_type", meta.content_type},   {"size", body.size()}, {"id", id}};
     std::string header = std::string(kMagic) + j.dump() + "\n";
-    static thread_local std::mt19937_64 rng{std::random_device{}()};
     fs::path temp = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
-    std::FILE* f = std::fopen(temp.c_str(), "wb");
-    if (!f) return false;
-    bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
-              std::fwrite(body.data(), 1, body.size(), f) == body.size() && std::fflush(f) == 0;
-    ok = std::fclose(f) == 0 && ok;
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    // Two write() calls for the whole entry, not one per 4 KiB of a stdio buffer.
+    auto write_all = [&](std::string_view bytes) {
+        while (!bytes.empty()) {
+            ssize_t n = ::write(fd, bytes.data(), bytes.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            bytes.remove_prefix(static_cast<std::size_t>(n));
+        }
+        return true;
+    };
+    bool ok = write_all(header) && write_all(body);
+    ok = ::close(fd) == 0 && ok;
     if (ok) fs::rename(temp, path, ec);
     if (!ok || ec) {
         fs::remove(temp, ec);
         return false;
     }
+    if (written_header) *written_header = std::move(header);
     return true;
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "fetch/padded_buffer.hpp"
+
 namespace envlock::fetch {
 
 // $XDG_CACHE_HOME/envlock, else ~/.cache/envlock.
@@ -21,12 +23,15 @@ struct CacheEntry {
     long status = 200;     // 200, or 404: "not on this index" is an answer worth keeping too
     std::string etag, last_modified, cache_control, content_type;
     std::time_t validated_at = 0;
-    // The entry file's bytes; the body is data[body_offset..]. The string has spare
-    // capacity after the body so JSON parsers that read past the end may use it in place.
-    std::string data;
+    // The entry file's bytes, mapped (pages are read only when used); the body is
+    // data[body_offset..], with JSON parsers' padding after it.
+    PaddedBuffer data;
     std::size_t body_offset = 0;
+    // The entry's header line, which names this one write of the entry (it holds a random
+    // id): what a file derived from the body (a name index) records to know it is current.
+    std::string header;
 
-    std::string_view body() const { return std::string_view(data).substr(body_offset); }
+    std::string_view body() const { return data.view().substr(body_offset); }
     // Cache-Control max-age still running (no-cache and no max-age mean "revalidate").
     bool fresh(std::time_t now) const;
 };
@@ -38,9 +43,11 @@ std::filesystem::path cache_entry_path(const std::filesystem::path& cache_dir, s
 std::optional<CacheEntry> cache_read(const std::filesystem::path& cache_dir, std::string_view url,
                                      std::string_view key = {});
 // Atomic (temp + rename). Honours "no-store" by storing nothing. Returns false when the cache
-// cannot be written (the fetch still succeeds; a read-only cache is not fatal).
+// cannot be written (the fetch still succeeds; a read-only cache is not fatal). `header`, when
+// given, receives the header line written (see CacheEntry::header). The body is written in
+// one call and synced once, before the rename.
 bool cache_write(const std::filesystem::path& cache_dir, std::string_view url, std::string_view key,
-                 const CacheEntry& meta, std::string_view body);
+                 const CacheEntry& meta, std::string_view body, std::string* header = nullptr);
 // After a 304: the stored body is current as of now.
 void cache_touch(const std::filesystem::path& cache_dir, std::string_view url, std::string_view key = {});
 

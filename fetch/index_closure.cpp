@@ -3,9 +3,14 @@
 #include "fetch/wheel_metadata.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <deque>
 #include <set>
 
+#include "fetch/documents.hpp"
+#include "fetch/sharded_repodata.hpp"
+#include "fetch/url.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/pep440.hpp"
 
@@ -67,38 +72,129 @@ std::string name_of_matchspec(const std::string& matchspec) {
 }
 
 // A conda-forge-sized channel holds ~465k records; a solve needs the few hundred its roots
-// reach through depends. Each document is indexed by name without reading its records, and
-// only the records of reached names are read.
-std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> docs, const std::vector<std::string>& channels,
-                                               const std::vector<std::string>& roots, std::vector<std::string>& names_offered) {
-    std::vector<SparseRepodata> sparse;
-    for (auto& d : docs) sparse.push_back(index_repodata(std::move(d.json), d.offset, d.source));
-    std::set<std::string> offered;
-    for (const auto& s : sparse)
-        for (const auto& entry : s.by_name) offered.insert(entry.first);
-    names_offered.assign(offered.begin(), offered.end());
+// reach through depends. Each document is indexed by name without reading its records (or its
+// saved name index is mapped), and only the records of reached names are read. A subdir that
+// offers CEP 16 shards is read a shard per reached name, each wave's shards fetched at once.
+struct Subdir {
+    RepodataDocument doc;
+    std::optional<SparseRepodata> sparse;
+    std::optional<ShardIndex> shards;
+};
+
+std::vector<std::vector<std::pair<size_t, IndexRecord>>> reach_records(std::vector<Subdir>& subdirs,
+                                                                       const std::vector<std::string>& roots,
+                                                                       const FetchContext& ctx) {
     std::set<std::string> reached;
-    std::deque<std::string> queue;
+    std::vector<std::string> wave, next;
     auto reach = [&](const std::string& name) {
-        if (reached.insert(name).second) queue.push_back(name);
+        if (reached.insert(name).second) next.push_back(name);
     };
     // Each reached record is read once: for its depends now, and kept for the solve.
-    std::vector<std::vector<std::pair<size_t, IndexRecord>>> kept(sparse.size());
+    std::vector<std::vector<std::pair<size_t, IndexRecord>>> kept(subdirs.size());
+    auto keep = [&](size_t i, IndexRecord& r, size_t position) {
+        for (const auto& d : r.depends) reach(name_of_matchspec(d));
+        strip_credentials(r);
+        kept[i].emplace_back(position, std::move(r));
+    };
     for (const auto& r : roots) reach(r);
-    while (!queue.empty()) {
-        std::string name = queue.front();
-        queue.pop_front();
-        for (size_t i = 0; i < sparse.size(); ++i)
-            visit_records_of(sparse[i], name, [&](IndexRecord& r, size_t position) {
-                for (const auto& d : r.depends) reach(name_of_matchspec(d));
-                strip_credentials(r);
-                kept[i].emplace_back(position, std::move(r));
-            });
+    while (!next.empty()) {
+        wave.swap(next);
+        next.clear();
+        struct Wanted {
+            size_t subdir;
+            std::string name, sha256;
+        };
+        std::vector<DocumentRequest> requests;
+        std::vector<Wanted> wanted;
+        for (const auto& name : wave) {
+            for (size_t i = 0; i < subdirs.size(); ++i) {
+                if (subdirs[i].sparse) {
+                    visit_records_of(*subdirs[i].sparse, name, [&](IndexRecord& r, size_t position) { keep(i, r, position); });
+                } else if (auto it = subdirs[i].shards->shards.find(name); it != subdirs[i].shards->shards.end()) {
+                    requests.push_back({subdirs[i].shards->shard_url(name), "", BodyKind::zstd, true});
+                    wanted.push_back({i, name, it->second});
+                }
+            }
+        }
+        if (requests.empty()) continue;
+        auto docs = get_documents(requests, ctx);
+        std::vector<std::string> failures, missing;
+        for (size_t k = 0; k < docs.size(); ++k) {
+            const Document& d = docs[k];
+            if (d.missing_offline) missing.push_back(redact_url(d.fetched_url));
+            else if (!d.ok())
+                failures.push_back(!d.error.empty() ? d.error
+                                                    : "cannot fetch the shard of '" + wanted[k].name + "' at " + redact_url(d.fetched_url) +
+                                                          ": HTTP " + std::to_string(d.status) + " (its channel's shard index names it)");
+        }
+        if (!missing.empty()) {
+            std::string msg = "offline, and not in the cache:";
+            for (const auto& m : missing) msg += "\n  " + m;
+            throw EnvironmentError(msg + "\n(run once without --offline to fill the cache)");
+        }
+        if (!failures.empty()) {
+            std::string msg = failures.size() == 1 ? failures.front() : "some repodata shards could not be read:";
+            if (failures.size() > 1)
+                for (const auto& f : failures) msg += "\n  " + f;
+            throw EnvironmentError(msg);
+        }
+        for (size_t k = 0; k < docs.size(); ++k) {
+            const Wanted& w = wanted[k];
+            for (auto& r : read_fetched_shard(docs[k], *subdirs[w.subdir].shards, w.name, w.sha256)) keep(w.subdir, r, 0);
+        }
     }
+    return kept;
+}
+
+// A sharded subdir's records in the order its repodata.json would list them: `packages`
+// (.tar.bz2) then `packages.conda`, each by file name, as conda-index writes them.
+void in_repodata_order(std::vector<std::pair<size_t, IndexRecord>>& records) {
+    auto conda = [](const IndexRecord& r) { return r.filename.size() > 6 && r.filename.compare(r.filename.size() - 6, 6, ".conda") == 0; };
+    std::sort(records.begin(), records.end(), [&](const auto& a, const auto& b) {
+        bool ca = conda(a.second), cb = conda(b.second);
+        return ca != cb ? cb : a.second.filename < b.second.filename;
+    });
+    for (size_t i = 0; i < records.size(); ++i) records[i].first = i;
+}
+
+std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> docs, const std::vector<std::string>& channels,
+                                               const std::vector<std::string>& roots, std::vector<std::string>& names_offered,
+                                               const FetchContext& ctx) {
+    std::vector<Subdir> subdirs;
+    for (auto& d : docs) {
+        Subdir s;
+        if (d.sharded) {
+            std::string index_url = d.source.channel_url + "/" + d.source.subdir + "/repodata_shards.msgpack.zst";
+            s.shards = parse_shard_index(decompress_zstd(d.body(), d.source.name), d.source, index_url);
+        } else {
+            s.sparse = open_sparse_repodata(d);
+        }
+        s.doc = std::move(d);
+        subdirs.push_back(std::move(s));
+    }
+    std::vector<std::vector<std::pair<size_t, IndexRecord>>> kept;
+    try {
+        kept = reach_records(subdirs, roots, ctx);
+    } catch (const StaleNameIndex&) {
+        // A saved index that does not fit its body: every saved one is built again from its
+        // body (and saved anew), and the walk starts over, so no record can be missed.
+        for (auto& s : subdirs)
+            if (s.sparse && s.sparse->saved) s.sparse = rebuild_sparse_repodata(s.doc);
+        kept = reach_records(subdirs, roots, ctx);
+    }
+    std::set<std::string> offered;
+    for (const auto& s : subdirs) {
+        if (s.sparse)
+            for (const auto& n : s.sparse->names) offered.emplace(s.sparse->name_of(n));
+        else
+            for (const auto& [name, hash] : s.shards->shards) offered.insert(name);
+    }
+    names_offered.assign(offered.begin(), offered.end());
     std::vector<CondaChannelRecords> out;
     for (const auto& ch : channels) out.push_back({ch, {}});
-    for (size_t i = 0; i < sparse.size(); ++i) {
-        auto& records = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.channel == docs[i].channel; })->records;
+    for (size_t i = 0; i < subdirs.size(); ++i) {
+        auto& records = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.channel == subdirs[i].doc.channel; })->records;
+        if (subdirs[i].shards) in_repodata_order(kept[i]);
         for (auto& r : in_file_order(std::move(kept[i]))) records.push_back(std::move(r));
     }
     return out;
@@ -117,8 +213,8 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
             out.channels.push_back({channel, find_records(one, "", ctx)});
         }
     } else {
-        out.channels = conda_closure(fetch_repodata(channels, request.sources.subdirs, ctx), channels, request.conda_names,
-                                     out.conda_names_offered);
+        out.channels = conda_closure(fetch_repodata(channels, request.sources.subdirs, ctx, false, true), channels, request.conda_names,
+                                     out.conda_names_offered, ctx);
     }
 
     if (request.sources.index_urls.empty() && request.sources.find_links.empty()) return out;

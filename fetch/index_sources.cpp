@@ -11,6 +11,8 @@
 #include "fetch/conda_repodata.hpp"
 #include "fetch/documents.hpp"
 #include "fetch/pypi_readers.hpp"
+#include "fetch/repodata_names.hpp"
+#include "fetch/sharded_repodata.hpp"
 #include "fetch/url.hpp"
 
 #include "resolver/specs/errors.hpp"
@@ -118,7 +120,7 @@ std::pair<std::string, std::string> split_channel(std::string_view channel) {
 }
 
 std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels, const std::vector<std::string>& subdirs,
-                                             const FetchContext& ctx) {
+                                             const FetchContext& ctx, bool decode, bool shards) {
     struct CondaTarget {
         std::string channel, root, subdir;
         bool optional;   // noarch may be absent
@@ -130,16 +132,34 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
         else
             for (const auto& s : subdirs) conda.push_back({ch, root, s, s == "noarch"});
     }
-    // First round: repodata.json.zst everywhere at once; second: repodata.json where there is none.
+    // With shards: first the CEP 16 shard index everywhere at once; the subdirs that offer one
+    // are read that way. Any answer but a shard index falls back to repodata (a real failure
+    // shows on that fetch).
+    std::vector<Document> sharded(conda.size());
+    std::vector<bool> is_sharded(conda.size(), false);
+    if (shards) {
+        std::vector<DocumentRequest> probe;
+        for (const auto& c : conda) probe.push_back({c.root + "/" + c.subdir + "/repodata_shards.msgpack.zst", "", BodyKind::zstd});
+        sharded = get_documents(probe, ctx);
+        for (size_t i = 0; i < conda.size(); ++i) is_sharded[i] = sharded[i].ok();
+    }
+    // Then repodata.json.zst everywhere else at once; then repodata.json where there is none.
     std::vector<DocumentRequest> first;
-    for (const auto& c : conda) first.push_back({c.root + "/" + c.subdir + "/repodata.json.zst", "", BodyKind::zstd});
-    auto docs = get_documents(first, ctx);
+    std::vector<size_t> first_for;
+    for (size_t i = 0; i < conda.size(); ++i) {
+        if (is_sharded[i]) continue;
+        first.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json.zst", "", BodyKind::zstd});
+        first_for.push_back(i);
+    }
+    auto first_docs = get_documents(first, ctx);
+    std::vector<Document> docs(conda.size());
+    for (size_t k = 0; k < first_for.size(); ++k) docs[first_for[k]] = std::move(first_docs[k]);
     std::vector<std::string> failures, missing;
     std::vector<DocumentRequest> second;
     std::vector<size_t> second_for;
     for (size_t i = 0; i < conda.size(); ++i) {
         const auto& d = docs[i];
-        if (d.ok()) continue;
+        if (is_sharded[i] || d.ok()) continue;
         if (!d.error.empty()) failures.push_back(d.error);
         else if (d.status == 404) {
             second.push_back({conda[i].root + "/" + conda[i].subdir + "/repodata.json", "", BodyKind::json});
@@ -169,17 +189,26 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
         RepodataDocument r;
         r.channel = c.channel;
         r.source = RepodataSource{c.root, c.subdir, redact_url(d.url)};
-        bool zst = d.url.size() > 4 && d.url.substr(d.url.size() - 4) == ".zst";
-        if (zst) {
-            r.json = decompress_zstd(d.body(), r.source.name);
-        } else {
-            r.offset = d.body_offset;
-            r.json = std::move(d.data);
-        }
+        r.zstd = d.url.size() > 4 && d.url.substr(d.url.size() - 4) == ".zst";
+        r.offset = d.body_offset;
+        r.json = std::move(d.data);
+        r.cache_path = std::move(d.cache_path);
+        r.cache_header = std::move(d.cache_header);
+        if (r.zstd && decode) decode_repodata(r);
         out.push_back(std::move(r));
     };
     // In channel order, each channel's subdirs in the order asked for.
     for (size_t i = 0; i < conda.size(); ++i) {
+        if (is_sharded[i]) {
+            RepodataDocument r;
+            r.channel = conda[i].channel;
+            r.source = RepodataSource{conda[i].root, conda[i].subdir, redact_url(sharded[i].url)};
+            r.zstd = r.sharded = true;
+            r.offset = sharded[i].body_offset;
+            r.json = std::move(sharded[i].data);
+            out.push_back(std::move(r));
+            continue;
+        }
         if (docs[i].ok()) take(docs[i], conda[i]);
         for (size_t k = 0; k < second_for.size(); ++k)
             if (second_for[k] == i && fallback[k].ok()) take(fallback[k], conda[i]);
@@ -187,16 +216,49 @@ std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& cha
     return out;
 }
 
+void decode_repodata(RepodataDocument& doc) {
+    if (!doc.zstd) return;
+    doc.json = PaddedBuffer(decompress_zstd(doc.body(), doc.source.name));
+    doc.offset = 0;
+    doc.zstd = false;
+}
+
+SparseRepodata rebuild_sparse_repodata(RepodataDocument doc) {
+    PaddedBuffer entry = doc.json;   // the body as cached (zstd or not), for the saved index
+    std::size_t entry_offset = doc.offset;
+    bool decoded = doc.zstd;
+    decode_repodata(doc);
+    SparseRepodata rd = index_repodata(std::move(doc.json), doc.offset, doc.source);
+    if (!doc.cache_path.empty())
+        save_name_index(name_index_path(doc.cache_path), rd, doc.cache_header, entry.view().substr(entry_offset), decoded);
+    return rd;
+}
+
+SparseRepodata open_sparse_repodata(RepodataDocument doc) {
+    if (!doc.cache_path.empty())
+        if (auto saved = load_name_index(name_index_path(doc.cache_path), doc.cache_header, doc.json, doc.offset, doc.source))
+            return std::move(*saved);
+    return rebuild_sparse_repodata(std::move(doc));
+}
+
 IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx) {
     IndexRecords out;
-    for (auto& doc : fetch_repodata(sources.channels, sources.subdirs, ctx)) {
-        std::string_view json = std::string_view(doc.json).substr(doc.offset);
+    // One name: a subdir offering CEP 16 shards gives that name's shard. Every record (no
+    // name): repodata.json, not tens of thousands of shards.
+    for (auto& doc : fetch_repodata(sources.channels, sources.subdirs, ctx, true, !name.empty())) {
         auto add = [&](IndexRecord& r) {
             strip_credentials(r);   // find_pypi_records strips its own
             out.push_back(std::move(r));
         };
-        if (doc.json.capacity() >= doc.json.size() + 64) visit_repodata_padded(json, doc.source, name, add);
-        else visit_repodata(json, doc.source, name, add);
+        if (doc.sharded) {
+            std::string index_url = doc.source.channel_url + "/" + doc.source.subdir + "/repodata_shards.msgpack.zst";
+            auto index = parse_shard_index(decompress_zstd(doc.body(), doc.source.name), doc.source, index_url);
+            for (auto& r : shard_records_of(index, std::string(name), ctx)) add(r);
+            continue;
+        }
+        // A whole-document walk: read ahead of it.
+        doc.json.advise_sequential();
+        visit_repodata_padded(doc.body(), doc.source, name, add);
     }
 
     auto pypi = find_pypi_records(sources, {std::string(name)}, ctx);

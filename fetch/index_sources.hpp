@@ -33,19 +33,41 @@ struct IndexSources {
 // Conda records are matched by exact conda name, PyPI records by normalised project name.
 IndexRecords find_records(const IndexSources& sources, std::string_view name, const FetchContext& ctx);
 
-// One subdir's repodata, decompressed, its JSON starting at `offset` in `json` (a cache
-// entry keeps its header in front) with simdjson's padding after it.
+// One subdir's repodata, its JSON starting at `offset` in `json` (a cache entry keeps its
+// header in front) with simdjson's padding after it; or, when `zstd`, its zstd form there
+// (fetch_repodata with decode = false; decode_repodata decodes it).
 struct RepodataDocument {
     std::string channel;    // as asked for
     RepodataSource source;
-    std::string json;
+    PaddedBuffer json;
     std::size_t offset = 0;
+    bool zstd = false;
+    // A CEP 16 shard index (repodata_shards.msgpack.zst, zstd in `json`) instead of repodata.
+    bool sharded = false;
+    // The HTTP cache entry holding the body as fetched, and its header line (empty: none).
+    std::string cache_path, cache_header;
+
+    std::string_view body() const { return json.view().substr(offset); }
 };
 
 // The repodata of every channel x subdir (a channel URL that names a subdir: that one only),
 // fetched in parallel, .zst preferred; in channel order. Errors as find_records'.
+// With `shards`, a subdir that offers a CEP 16 shard index gives that instead (sharded: true);
+// one that has none (404, or not cached offline) gives its repodata.
 std::vector<RepodataDocument> fetch_repodata(const std::vector<std::string>& channels,
-                                             const std::vector<std::string>& subdirs, const FetchContext& ctx);
+                                             const std::vector<std::string>& subdirs, const FetchContext& ctx,
+                                             bool decode = true, bool shards = false);
+
+// A .zst document decoded in place (json becomes the decoded document, offset 0).
+void decode_repodata(RepodataDocument& doc);
+
+// The document indexed by package name: from the name index saved beside its cache entry
+// when there is a current one (no pass over the body, nothing decoded), else built by one
+// pass and saved for the next time.
+SparseRepodata open_sparse_repodata(RepodataDocument doc);
+
+// Builds the index again from the document and saves it (after StaleNameIndex).
+SparseRepodata rebuild_sparse_repodata(RepodataDocument doc);
 
 // The project names a simple index lists at its root (PEP 503 HTML or PEP 691 JSON; a file://
 // folder tree without a root page: its folders), to name the nearest ones to a project it does

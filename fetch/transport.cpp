@@ -2,11 +2,15 @@
 
 #include <curl/curl.h>
 #include <openssl/evp.h>
+#include <fcntl.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -30,6 +34,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
+
+constexpr std::size_t kFileBuffer = std::size_t(1) << 20;
 
 void global_init() {
     static std::once_flag once;
@@ -98,8 +104,10 @@ struct Transfer {
     curl_slist* header_list = nullptr;
     char errbuf[CURL_ERROR_SIZE] = {};
 
-    // Body so far (memory) or the temp file (dest).
+    // Body so far (memory) or the temp file (dest), written through a 1 MiB buffer: a 500 MB
+    // download is 500 write() calls, not 61,000 of 4-12 KiB.
     std::FILE* file = nullptr;
+    std::unique_ptr<char[]> file_buffer;
     std::string temp_path;
     std::unique_ptr<Sha256> hash;
     std::unique_ptr<Md5> md5;      // only when the request expects one
@@ -357,6 +365,107 @@ void complete(Transfer& t) {
     t.done = true;
 }
 
+// A file:// download: the kernel copies the file (copy_file_range: a reflink or a server-side
+// copy where the file system can, else an in-kernel copy; read/write of 1 MiB where it
+// cannot), then the copy, which nothing else can change, is hashed and checked, synced once
+// and renamed into place. What curl's file:// answers is kept: a missing file is a 404.
+void copy_local(Transfer& t) {
+    Response& r = *t.response;
+    const std::string shown = redact_url(t.request->url);
+    r.attempts = 1;
+    t.done = true;
+    int in = ::open(file_url_path(t.request->url).c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) r.status = 404;
+        else r.error = "cannot fetch " + shown + ": " + std::strerror(errno);
+        return;
+    }
+    struct stat st{};
+    if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(in);
+        r.error = "cannot fetch " + shown + ": not a regular file";
+        return;
+    }
+    int out = ::open(t.temp_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) {
+        ::close(in);
+        r.error = "cannot create " + t.temp_path + " for " + shown;
+        return;
+    }
+    std::unique_ptr<char[]> buffer;
+    bool ok = true;
+    std::uint64_t copied = 0;
+    bool kernel_copy = true;
+    for (;;) {
+        ssize_t n = -1;
+        if (kernel_copy) {
+            n = ::copy_file_range(in, nullptr, out, nullptr, std::size_t(1) << 30, 0);
+            if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) && copied == 0) {
+                kernel_copy = false;
+                continue;
+            }
+        } else {
+            if (!buffer) buffer = std::make_unique<char[]>(kFileBuffer);
+            n = ::read(in, buffer.get(), kFileBuffer);
+            for (ssize_t w = 0; n > 0 && w < n;) {
+                ssize_t m = ::write(out, buffer.get() + w, static_cast<std::size_t>(n - w));
+                if (m < 0 && errno == EINTR) continue;
+                if (m <= 0) {
+                    n = -1;
+                    break;
+                }
+                w += m;
+            }
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) ok = false;
+        if (n <= 0) break;
+        copied += static_cast<std::uint64_t>(n);
+        if (t.options->progress && !t.options->progress(t.index, copied, static_cast<std::uint64_t>(st.st_size), false)) {
+            t.cancelled = true;
+            ok = false;
+            break;
+        }
+    }
+    ::close(in);
+    // The hash is of the bytes stored, read back from the copy (in the page cache still).
+    if (ok) {
+        if (!buffer) buffer = std::make_unique<char[]>(kFileBuffer);
+        for (off_t at = 0;;) {
+            ssize_t n = ::pread(out, buffer.get(), kFileBuffer, at);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) ok = false;
+            if (n <= 0) break;
+            std::string_view chunk(buffer.get(), static_cast<std::size_t>(n));
+            t.hash->update(chunk);
+            if (t.md5) t.md5->update(chunk);
+            at += n;
+        }
+    }
+    ok = ok && ::fsync(out) == 0;
+    ok = ::close(out) == 0 && ok;
+    std::error_code ec;
+    if (t.cancelled) {
+        r.error = "cancelled: " + shown;
+    } else if (!ok) {
+        r.error = "cannot write " + t.temp_path + " while downloading " + shown;
+    } else {
+        r.status = 200;
+        r.size = copied;
+        r.sha256 = t.hash->hex_digest();
+        if (!t.request->expected_sha256.empty() && r.sha256 != t.request->expected_sha256) {
+            r.error = "sha256 mismatch for " + shown + ": expected " + t.request->expected_sha256 + ", got " + r.sha256;
+        } else if (t.md5 && t.request->expected_sha256.empty() && (r.md5 = t.md5->hex_digest()) != t.request->expected_md5) {
+            r.error = "md5 mismatch for " + shown + ": expected " + t.request->expected_md5 + ", got " + r.md5;
+        } else {
+            fs::rename(t.temp_path, t.request->dest, ec);
+            if (ec) r.error = "cannot move download into " + t.request->dest + ": " + ec.message();
+        }
+    }
+    fs::remove(t.temp_path, ec);
+    if (r.ok() && t.options->progress) t.options->progress(t.index, r.size, r.size, true);
+}
+
 }  // namespace
 
 std::shared_ptr<ConnectionPool> make_connection_pool() {
@@ -392,12 +501,18 @@ std::vector<Response> perform(const std::vector<Request>& requests, const Transp
             std::error_code ec;
             fs::create_directories(fs::path(requests[i].dest).parent_path(), ec);
             t.temp_path = temp_name_for(requests[i].dest);
+            if (is_file_url(requests[i].url)) {
+                copy_local(t);
+                continue;
+            }
             t.file = std::fopen(t.temp_path.c_str(), "w+b");
             if (!t.file) {
                 t.response->error = "cannot create " + t.temp_path + " for " + redact_url(requests[i].url);
                 t.done = true;
                 continue;
             }
+            t.file_buffer = std::make_unique<char[]>(kFileBuffer);
+            std::setvbuf(t.file, t.file_buffer.get(), _IOFBF, kFileBuffer);
         }
         waiting.push_back(&t);
     }

@@ -37,8 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     try {
         auto sparse = fetch::index_repodata(std::string(input), 0, source);
-        std::set<std::string> names;
-        for (const auto& [name, raws] : sparse.by_name) names.insert(name);
+        auto listed = fetch::names_of(sparse);
+        std::set<std::string> names(listed.begin(), listed.end());
         auto some = fetch::records_of(sparse, names);
         if (full) {
             std::set<Key> all;

@@ -11,6 +11,7 @@
 
 #include "fetch/files.hpp"
 #include "fetch/process.hpp"
+#include "resolver/knowledge/knowledge.hpp"
 #include "resolver/specs/errors.hpp"
 
 extern char** environ;
@@ -80,6 +81,16 @@ void unset_var(RunEnvironment& env, const std::string& key) {
 }
 
 }  // namespace
+
+std::string cmake_cuda_archs(const std::string& torch_cuda_arch_list) {
+    auto list = knowledge::parse_arch_list(torch_cuda_arch_list);
+    std::string out;
+    for (int sm : list.sass) {
+        bool ptx = std::find(list.ptx.begin(), list.ptx.end(), sm) != list.ptx.end();
+        out += (out.empty() ? "" : ";") + std::to_string(sm) + (ptx ? "" : "-real");
+    }
+    return out;
+}
 
 std::string locked_cuda_home(const std::string& prefix, const Lock& lock) {
     const auto& tc = lock.toolchain;
@@ -182,7 +193,14 @@ RunEnvironment run_environment(const std::string& prefix_in, const Lock* lock, c
             else
                 set_var(env, "CUDA_HOME", cuda_home);
         }
-        if (!tc.cuda_arch_list.empty()) set_var(env, "TORCH_CUDA_ARCH_LIST", tc.cuda_arch_list);
+        if (!tc.cuda_arch_list.empty()) {
+            set_var(env, "TORCH_CUDA_ARCH_LIST", tc.cuda_arch_list);
+            try {
+                set_var(env, "CUDAARCHS", cmake_cuda_archs(tc.cuda_arch_list));
+            } catch (const Error& e) {
+                env.notes.push_back(std::string("CUDAARCHS is not set: ") + e.what());
+            }
+        }
         if (tc.gcc_from.rfind("system:", 0) == 0) {
             fs::path cc = tc.gcc_from.substr(7);
             std::string name = cc.filename().string();

@@ -1,7 +1,7 @@
 #pragma once
 // The environment a command runs in inside an installed prefix (`envlock run`, `envlock
 // shell-hook`): PATH, CONDA_PREFIX or VIRTUAL_ENV, the locked CUDA toolkit and host compiler,
-// TORCH_CUDA_ARCH_LIST, and the packages' etc/conda/activate.d scripts.
+// TORCH_CUDA_ARCH_LIST (and CUDAARCHS), and the packages' etc/conda/activate.d scripts.
 #include <map>
 #include <string>
 #include <utility>
@@ -34,6 +34,11 @@ std::string shell_hook(const RunEnvironment& env);
 // sourced first). Returns only on failure, after saying why on stderr: 127 when the command is not found, 126 when it cannot run.
 int exec_in_environment(const RunEnvironment& env, const std::map<std::string, std::string>& parent,
                         const std::vector<std::string>& argv);
+
+// TORCH_CUDA_ARCH_LIST as CMake's CUDAARCHS (which seeds CMAKE_CUDA_ARCHITECTURES), for builds
+// that do not go through torch: "8.6;9.0+PTX" -> "86-real;90" (X.Y is SASS only, XY-real; X.Y+PTX
+// is SASS and PTX, XY). InputError on an entry that is not X.Y[+PTX].
+std::string cmake_cuda_archs(const std::string& torch_cuda_arch_list);
 
 // The CUDA toolkit directory the lock's toolchain names, found on this machine: the prefix for a
 // conda cuda-nvcc, else the locked system path, else a /usr/local/cuda-X.Y of the same release.

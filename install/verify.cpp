@@ -160,9 +160,13 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
     const auto& tc = lock.toolchain;
     std::string want = major_minor(tc.nvcc);
     std::vector<std::pair<std::string, std::string>> candidates;   // (cuda home, release)
-    if (tc.nvcc_from.rfind("conda:", 0) == 0 && !in.prefix.empty()) {
+    // A conda cuda-nvcc lives in the prefix (bin/nvcc beside its nvcc.profile); it comes first.
+    std::string conda_missing;
+    if (tc.nvcc_from.rfind("conda:", 0) == 0) {
         fs::path nvcc = fs::path(in.prefix) / "bin/nvcc";
-        if (executable(nvcc)) candidates.emplace_back(in.prefix, nvcc_release(nvcc.string()));
+        if (in.prefix.empty()) conda_missing = "no --prefix: the locked conda nvcc (" + tc.nvcc_from.substr(6) + ") was not looked for";
+        else if (executable(nvcc)) candidates.emplace_back(in.prefix, nvcc_release(nvcc.string()));
+        else conda_missing = "the prefix has no bin/nvcc (the locked " + tc.nvcc_from.substr(6) + " is not installed in it)";
     }
     std::string locked_path = tc.nvcc_from.rfind("system:", 0) == 0 ? tc.nvcc_from.substr(7) : "";
     // The locked path first, then every toolkit detect found (CUDA_HOME, PATH, /usr/local/cuda*).
@@ -183,6 +187,8 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
         std::string what = "nvcc " + release + " at " + chosen.nvcc + " (locked: CUDA " + tc.nvcc + ", " + tc.nvcc_from + ")";
         if (!locked_path.empty() && fs::path(home).lexically_normal() != fs::path(locked_path).lexically_normal())
             what += "; the locked path " + locked_path + " is not it";
+        if (!conda_missing.empty()) what += "; " + conda_missing;
+        else if (tc.nvcc_from.rfind("conda:", 0) == 0 && home != in.prefix) what += "; the prefix's own nvcc is not of this release";
         return check("nvcc", CheckStatus::passed, what);
     }
 
@@ -192,9 +198,13 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
     for (const auto& [home, release] : candidates) found.push_back("CUDA " + release + " at " + home);
     c.cause = found.empty() ? "no CUDA toolkit was found (CUDA_HOME, nvcc on PATH, /usr/local/cuda, /usr/local/cuda-X.Y)"
                             : "found instead: " + join(found, ", ") + "; the extensions must be built by the nvcc of the locked release";
+    if (!conda_missing.empty()) c.cause = conda_missing + "; " + c.cause;
     std::string dir = locked_path.empty() ? "/usr/local/cuda-" + want : locked_path;
     c.fix = "install the CUDA " + want + " toolkit (toolkit only, from NVIDIA's CUDA " + want + " archive) at " + dir +
             ", then run `envlock verify` again";
+    if (tc.nvcc_from.rfind("conda:", 0) == 0)
+        c.fix = "install the lock into the environment (`envlock install`), which puts its " + tc.nvcc_from.substr(6) + " " + tc.nvcc +
+                " at <prefix>/bin/nvcc, then run `envlock verify` again";
     if (!found.empty())
         c.fix += "; or build with what is here: re-resolve on this machine (`envlock resolve`) with a torch built for CUDA " +
                  major_minor(candidates.front().second);
@@ -451,6 +461,7 @@ std::map<std::string, std::string> build_environment(const Lock& lock, const Ver
     // always (torch >= 1.9 crashes on an empty auto-detected list without a GPU), jobs by cores.
     if (!chosen.cuda_home.empty()) {
         vars["CUDA_HOME"] = chosen.cuda_home;
+        vars["CUDAHOME"] = chosen.cuda_home;   // what py-faster-rcnn-style setup.py files (locate_cuda) read
         std::string bin = chosen.cuda_home + "/bin";
         std::string path = vars["PATH"];
         if (("" + path + ":").find(bin + ":") == std::string::npos) {
@@ -458,7 +469,16 @@ std::map<std::string, std::string> build_environment(const Lock& lock, const Ver
             vars["PATH"] = first == std::string::npos ? path + ":" + bin : path.substr(0, first) + ":" + bin + path.substr(first);
         }
     }
-    if (!chosen.arch_list.empty()) vars["TORCH_CUDA_ARCH_LIST"] = chosen.arch_list;
+    if (!chosen.arch_list.empty()) {
+        vars["TORCH_CUDA_ARCH_LIST"] = chosen.arch_list;
+        // The same list for CMake (CUDAARCHS seeds CMAKE_CUDA_ARCHITECTURES) and builds that read it.
+        try {
+            vars["CUDAARCHS"] = cmake_cuda_archs(chosen.arch_list);
+        } catch (const Error& e) {
+            vars.erase("CUDAARCHS");
+            if (chosen.arch_list != lock.toolchain.cuda_arch_list) notes.push_back("CUDAARCHS is not set: " + std::string(e.what()));
+        }
+    }
     if (!chosen.cxx.empty()) {
         vars["CXX"] = chosen.cxx;
         if (!chosen.cuda_home.empty()) vars["NVCC_CCBIN"] = chosen.cxx;
@@ -539,7 +559,7 @@ std::vector<VerifyCheck> build_extensions(const Lock& lock, const VerifyInputs& 
         script += ext.build.empty() ? "python setup.py develop" : ext.build;
         std::string log = (fs::path(work_dir) / (safe_name(name) + ".build.log")).string();
         std::string header = "# envlock verify: build of " + name + " in " + dir + "\n# $ " + script + "\n";
-        for (const char* key : {"CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "CC", "CXX", "NVCC_CCBIN", "MAX_JOBS", "PATH"})
+        for (const char* key : {"CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "CC", "CXX", "NVCC_CCBIN", "MAX_JOBS", "PATH"})
             if (vars.count(key)) header += "# " + std::string(key) + "=" + vars[key] + "\n";
         for (const auto& n : notes) header += "# note: " + n + "\n";
         header += "\n";

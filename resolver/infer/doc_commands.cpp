@@ -370,6 +370,7 @@ void Inference::pip_install(const ShellCommand& cmd, const std::vector<std::stri
             continue;
         }
         item.value = take();
+        if (item.value.empty()) item = {K::missing_value, opt};   // "pip install -r" and the line ends
         pip_item(item, doc.cwd, from, 0, &doc);
     }
 }

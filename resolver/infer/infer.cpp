@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "resolver/infer/context.hpp"
+#include "resolver/specs/utf8.hpp"
 #include "resolver/lock/spec_io.hpp"
 
 namespace envlock::infer {
@@ -45,7 +46,9 @@ void Inference::requirement(const SpecRequirement& r) {
 void Inference::note(const std::string& kind, const std::string& text, const std::string& why, const Provenance& from) {
     for (const auto& n : spec.notes)
         if (n.kind == kind && n.text == text && n.from.file == from.file && n.from.line == from.line) return;
-    spec.notes.push_back({kind, text, why, from});
+    // A why is often an exception's message quoting the user's bytes, perhaps cut inside a
+    // character; the spec is written as YAML and JSON, which need UTF-8 (found by fuzz/infer_docs).
+    spec.notes.push_back({kind, utf8::valid(text), utf8::valid(why), from});
 }
 
 void Inference::python(const std::string& constraint, const Provenance& from) {
@@ -124,6 +127,9 @@ void Inference::pip_item(const PipItem& item, const std::string& base_dir, const
             note("ignored", item.value, "a direct archive URL; envlock locks index packages and git sources", from);
             break;
         case K::ignored:
+            break;
+        case K::missing_value:
+            note("unreadable", item.value, "an option without its argument; pip refuses it too", from);
             break;
     }
 }

@@ -43,7 +43,8 @@ PackageInfo read_pyproject(std::string_view text, const std::string& path);
 
 // One logical line of a requirements file or one pip argument, classified.
 struct PipItem {
-    enum class Kind { requirement, include, constraint, find_links, index_url, extra_index_url, vcs, local, url, ignored };
+    enum class Kind { requirement, include, constraint, find_links, index_url, extra_index_url, vcs, local, url, ignored,
+                      missing_value };   // missing_value: an option pip refuses without its argument ("-r")
     Kind kind = Kind::ignored;
     std::string value;        // requirement text, path, URL
     bool editable = false;

@@ -139,6 +139,12 @@ std::vector<PipItem> read_requirements_txt(std::string_view text) {
             value = line;
         }
         item.value = value;
+        // pip stops at "-r" with nothing after it ("-r option requires 1 argument"); so does the
+        // item, rather than reading the requirements file "" or an index "" (found by fuzzing).
+        if (value.empty() && item.kind != K::ignored) {
+            item.kind = K::missing_value;
+            item.value = opt;
+        }
         out.push_back(item);
     };
     while (std::getline(in, physical)) {

@@ -104,7 +104,8 @@ PackageInfo read_setup_py(std::string_view text, const std::string& path) {
         const PyValue* module = call.keyword("module");
         // mmdetection3d's make_cuda_ext(name=..., module=..., sources=[...]) helper.
         bool helper = !is_ctor && name && module && call.keyword("sources");
-        if (!(is_ctor || helper) || !name || name->kind != PyValue::Kind::string) continue;
+        // An empty name is no module (found by fuzz/setup_py: CUDAExtension('', ...)).
+        if (!(is_ctor || helper) || !name || name->kind != PyValue::Kind::string || name->text.empty()) continue;
         ExtensionModule ext;
         ext.module = name->text;
         if (module && module->kind == PyValue::Kind::string) ext.module = module->text + "." + name->text;

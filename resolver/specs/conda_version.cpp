@@ -1,9 +1,11 @@
 #include "resolver/specs/conda_version.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <regex>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock::conda {
 
@@ -109,8 +111,18 @@ Version Version::parse(std::string_view text) {
             std::replace(s.begin(), s.end(), '-', '_');
         }
         if (!all_valid(s)) {
-            auto bad = std::find_if_not(s.begin(), s.end(), valid_version_char);
-            invalid_version(text, std::string("invalid character '") + *bad +
+            std::size_t bad = std::find_if_not(s.begin(), s.end(), valid_version_char) - s.begin();
+            // The whole character, not its first byte: the message is quoted into specs and
+            // JSON, which need UTF-8 (found by fuzz/infer_docs).
+            std::size_t len = 1;
+            while (bad + len < s.size() && len < 4 && (static_cast<unsigned char>(s[bad + len]) & 0xC0) == 0x80) ++len;
+            std::string shown = s.substr(bad, len);
+            if (utf8::invalid_at(shown)) {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(s[bad]));
+                shown = hex;
+            }
+            invalid_version(text, "invalid character '" + shown +
                                       "' (allowed: letters, digits, '.', '_', '-', '+', '!', '*')");
         }
     }
@@ -332,6 +344,21 @@ Node parse_leaf(std::string_view whole, std::string_view raw) {
     };
     if (s.front() == '^' || s.back() == '$') {
         if (s.front() != '^' || s.back() != '$') invalid_spec(whole, "regex specs must start with '^' and end with '$'");
+        // libstdc++ reads a backreference number or a {n,m} count into an int without a bound
+        // (signed overflow inside std::regex, found by fuzz/conda_version); a version regex
+        // needs neither backreferences nor counts above 9999.
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            if (s[i] == '\\' && i + 1 < s.size()) {
+                if (s[i + 1] >= '0' && s[i + 1] <= '9') invalid_spec(whole, "a backreference or octal escape in a version regex");
+                ++i;
+            } else if (s[i] == '{') {
+                std::size_t run = 0;
+                for (std::size_t j = i + 1; j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == ','); ++j) {
+                    run = s[j] == ',' ? 0 : run + 1;
+                    if (run > 4) invalid_spec(whole, "a repeat count above 9999 in a version regex");
+                }
+            }
+        }
         try {
             n.regex = std::make_shared<const std::regex>(std::string(s), std::regex::ECMAScript | std::regex::optimize);
         } catch (const std::regex_error& e) {
@@ -389,8 +416,9 @@ Node parse_leaf(std::string_view whole, std::string_view raw) {
     if (s.back() == '*') {
         // "1.9*" and "1.9.*" both mean: starts with 1.9.
         while (!stem.empty() && stem.back() == '.') stem.remove_suffix(1);
-        // Printed as the stem and ".*" ("1.9**" too), so the text reads back as the same prefix.
-        if (s.size() < 2 || s.substr(s.size() - 2) != ".*") n.text = std::string(stem) + ".*";
+        // Printed as the stem and ".*" ("1.9**" and "1..*" too), so the text reads back as the
+        // same prefix: MatchSpec prints "1..*" as "=1.", which would read back as "=1".
+        n.text = std::string(stem) + ".*";
         n.op = Node::Op::starts_with;
         n.version = parse_operand(stem);
         return n;

@@ -640,6 +640,11 @@ std::string MatchSpec::str() const {
         out += "[";
         for (std::size_t i = 0; i < brackets.size(); ++i) out += (i ? "," : "") + brackets[i];
         out += "]";
+    } else if (PackageFilename::is_package_filename(out)) {
+        // "x==1_0.conda" would read back as a package file (conda reads a spec ending in .conda
+        // or .tar.bz2 as a path: conda/models/match_spec.py, _parse_spec_str); brackets, even
+        // empty ones, keep it a spec.
+        out += "[]";
     }
     if (optional) out += " (optional)";
     return out;

@@ -528,12 +528,17 @@ SpecifierSet SpecifierSet::parse_within(std::string_view whole, std::size_t offs
         try {
             set.specs_.push_back(Specifier::parse(clause));
         } catch (const InputError& e) {
-            // Re-anchor Specifier's message ("…': expected X at column N") to the whole text.
+            // Re-anchor Specifier's message ("…'CLAUSE': expected X at column N") to the whole
+            // text. The clause is the user's text and may itself hold "': expected " or " at
+            // column " (found by fuzz/pep508), so the message is taken apart from both ends.
             std::string msg = e.what();
+            const std::string head = "invalid version specifier '" + std::string(clause) + "': expected ";
             auto at = msg.rfind(" at column ");
-            auto ex = msg.find("': expected ");
-            if (at == std::string::npos || ex == std::string::npos) throw;
-            fail(msg.substr(ex + 12, at - ex - 12), start + std::stoul(msg.substr(at + 11)));
+            std::string column = at == std::string::npos ? "" : msg.substr(at + 11);
+            bool numeric = !column.empty() && column.size() <= 9 &&
+                           column.find_first_not_of("0123456789") == std::string::npos;
+            if (msg.rfind(head, 0) != 0 || !numeric || at < head.size()) throw;
+            fail(msg.substr(head.size(), at - head.size()), start + std::stoul(column));
         }
         if (comma == std::string_view::npos) break;
         start = comma + 1;

@@ -62,7 +62,7 @@ std::string index_html() {
            "<li><a href=\"pypi/simple/\">pypi/simple/</a> (PEP 503/691), JSON API under pypi/pypi/</li>\n"
            "<li><a href=\"whl/torch_stable.html\">whl/torch_stable.html</a></li>\n"
            "<li><a href=\"mmcv/dist/\">mmcv/dist/</a></li>\n"
-           "<li>git/mmdetection3d (git repository)</li>\n</ul>\n</body></html>\n";
+           "<li>git/mmdetection3d, git/boxops (CUDA without torch) and the recipes' other sources (git repositories)</li>\n</ul>\n</body></html>\n";
 }
 
 }  // namespace
@@ -110,6 +110,7 @@ MirrorInfo build_mirror(const std::string& out_dir, const MirrorOptions& options
                 if (r.version.rfind("0.", 0) == 0) tagged.push_back(r);
             info.git_tags = make_mmdet3d_repo((staging / "git" / "mmdetection3d").string(), tagged);
             make_source_repos((staging / "git").string());
+            make_boxops_repo((staging / "git" / "boxops").string());
         }
 
         write_file(root, "index.html", index_html());

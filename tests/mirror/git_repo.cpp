@@ -332,4 +332,14 @@ std::vector<std::string> make_source_repos(const std::string& git_root) {
     return made;
 }
 
+void make_boxops_repo(const std::string& dir) {
+    std::filesystem::create_directories(dir);
+    const std::string date = "1633651200 +0000";
+    git(dir, {"init", "-q"}, date);
+    for (const auto& [path, content] : boxops_tree()) write_file(dir, path, content);
+    git(dir, {"add", "-A"}, date);
+    git(dir, {"commit", "-q", "-m", "boxops 0.1.0: CUDA NMS without torch"}, date);
+    git(dir, {"tag", "v0.1.0"}, date);
+}
+
 }  // namespace envlock::mirror

@@ -22,4 +22,10 @@ std::vector<std::string> make_source_repos(const std::string& git_root);
 // The files of the tree at one release (relative path -> content), for tests.
 std::vector<std::pair<std::string, std::string>> mmdet3d_tree(const Mmdet3dRelease& release);
 
+// `boxops`: a CUDA extension that does not link torch (a CPython module whose setup.py sends
+// its .cu to nvcc, -gencode per entry of CMake's CUDAARCHS, the CUDA runtime linked statically).
+// make_boxops_repo creates `dir` as a git repository tagged v0.1.0; boxops_tree is its files.
+std::vector<std::pair<std::string, std::string>> boxops_tree();
+void make_boxops_repo(const std::string& dir);
+
 }  // namespace envlock::mirror

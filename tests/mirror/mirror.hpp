@@ -13,7 +13,7 @@
 //   pypi/packages/<project>/<file> (+ <wheel>.metadata, PEP 658)
 //   whl/torch_stable.html, whl/<variant>/<file>, whl/<variant>/<project>/index.{html,json}
 //   mmcv/dist/<cuXXX|cpu>/torch<X.Y.0>/index.html + wheels
-//   git/mmdetection3d (git repository, tags v0.17.0 … per facts)
+//   git/mmdetection3d (git repository, tags v0.17.0 … per facts), git/boxops (CUDA without torch), stand-ins
 //   SOURCES.md, index.html
 #include <string>
 #include <vector>

@@ -616,3 +616,29 @@ TEST_CASE("a build string with ':', ' ', '=' or brackets prints inside brackets,
     }
     CHECK(MatchSpec::parse("numpy[version=1.10 build=py38_0:]").str() == "numpy==1.10[build='py38_0:']");
 }
+
+// Found by fuzz/matchspec (issue 20, session 5): "x 1..*" means "starts with 1" (conda strips
+// the '*' and every '.' before it: conda/models/version.py, VersionSpec), but its text was kept,
+// so it printed as "x=1." and read back as "x=1". The prefix now prints in one form.
+TEST_CASE("a prefix version with extra dots before '*' prints as its stem and reads back the same") {
+    auto m = MatchSpec::parse("pkgs/maiXbY(ython 1..*");
+    CHECK(m.version.str() == "1.*");
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+    auto x = MatchSpec::parse("x 1..*");
+    CHECK(x.str() == "x=1");
+    CHECK(x.matches(record("x", "1.2", "0")));
+    CHECK_FALSE(x.matches(record("x", "10.2", "0")));
+}
+
+// Found by fuzz/matchspec (issue 20, session 5): "pytorch-1.lbp as_08_cuda11.1_cudnn8.0.5_0.conda"
+// is a name and an exact version; printed compactly as "pytorch-1.lbp==as_08_…_0.conda" it ends
+// like a package file, which conda and envlock read as a path (match_spec.py, _parse_spec_str).
+TEST_CASE("a spec whose printed form ends in .conda or .tar.bz2 prints with brackets and reads back as a spec") {
+    auto m = MatchSpec::parse("pytorch-1.lbp as_08_cuda11.1_cudnn8.0.5_0.conda");
+    CHECK(m.name == "pytorch-1.lbp");
+    CHECK(m.str() == "pytorch-1.lbp==as_08_cuda11.1_cudnn8.0.5_0.conda[]");
+    auto again = MatchSpec::parse(m.str());
+    CHECK(again.str() == m.str());
+    CHECK(again.name == "pytorch-1.lbp");
+    CHECK(MatchSpec::parse("numpy-1.19.5-py38_0.tar.bz2").str() == "numpy==1.19.5=py38_0[fn=numpy-1.19.5-py38_0.tar.bz2]");
+}

@@ -240,3 +240,19 @@ TEST_CASE("starts_with: conda's own cases") {
     CHECK_FALSE(sw("0.4.1", "0.4.1+1.3"));
     CHECK_FALSE(sw("0.4.1+1", "0.4.1+1.3"));
 }
+
+// Found by fuzz/infer_docs (issue 20, session 5): the message named the first byte of a
+// multibyte character ("invalid character '\xEF'"), so a note quoting it was not UTF-8 and
+// `envlock spec --json` failed with an internal error.
+TEST_CASE("an invalid character in a version is quoted whole, as UTF-8") {
+    auto message = [](const char* text) {
+        try {
+            envlock::conda::Version::parse(text);
+        } catch (const envlock::InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK(message("3.\xEF\xBF\xBD" "1").find("invalid character '\xEF\xBF\xBD'") != std::string::npos);
+    CHECK(message("3.\xFF" "1").find("invalid character '\\xFF'") != std::string::npos);
+}

@@ -289,3 +289,15 @@ TEST_CASE("a version with several trailing '*' is a prefix match and prints as s
     CHECK_FALSE(in("1.9**", "1.10"));
     CHECK(VersionSpec::parse("3.A**").str() == VersionSpec::parse(VersionSpec::parse("3.A**").str()).str());
 }
+
+// Found by fuzz/conda_version (issue 20, session 5): "^…\\7777777777777777777…$" made
+// libstdc++'s regex compiler overflow a signed int reading the backreference number (UBSan:
+// regex_compiler.tcc). Version regexes (conda/models/version.py) need no backreferences and no
+// huge counts, so such a spec is bad input before std::regex sees it.
+TEST_CASE("a version regex with a backreference or a repeat count above 9999 is refused") {
+    CHECK(error_of("^1\\.\\7777777777777777777777$").find("backreference") != std::string::npos);
+    CHECK(error_of("^1{77777777777777777777}$").find("repeat count") != std::string::npos);
+    CHECK(error_of("^1\\.\\1$") != "accepted");
+    CHECK(in("^1\\.[0-9]{1,2}$", "1.15"));
+    CHECK_FALSE(in("^1\\.[0-9]{1,2}$", "1.150"));
+}

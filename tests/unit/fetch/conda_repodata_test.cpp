@@ -191,8 +191,8 @@ SparseRepodata sparse(const std::string& json, const std::string& channel = "htt
 
 TEST_CASE("sparse repodata: indexed by name, each name's records read only when asked for, equal to a full parse") {
     auto rd = sparse(kRepodata);
-    CHECK(rd.by_name.size() == 2);
-    CHECK(rd.by_name.at("pytorch").size() == 2);
+    CHECK(names_of(rd) == std::vector<std::string>{"cudatoolkit", "pytorch"});
+    CHECK(rd.records_named("pytorch").size() == 2);
     IndexRecords read;
     visit_records_of(rd, "pytorch", [&](IndexRecord& r, size_t) { read.push_back(r); });
     auto full = parse_repodata_for(kRepodata, {"https://conda.anaconda.org/pytorch", "linux-64", "src"}, "pytorch");

@@ -36,7 +36,7 @@ TEST_CASE("a cache entry round-trips its validators and body, with parser paddin
     CHECK(e->body() == "{\"a\":1}");
     CHECK(e->etag == "\"abc\"");
     CHECK(e->content_type == "application/json");
-    CHECK(e->data.capacity() >= e->data.size() + 64);
+    CHECK(std::string_view(e->data.data() + e->data.size(), 64) == std::string(64, '\0'));   // JSON parser padding
     CHECK_FALSE(cache_read(t.path(), "https://x/repodata.json", "other-accept"));
 }
 

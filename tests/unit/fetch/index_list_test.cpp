@@ -198,8 +198,9 @@ TEST_CASE("index list: transient faults are retried; persistent ones exit 3 nami
     auto r = broken.list({"pytorch", "--channel", broken.url + "/ch"});
     CHECK(r.exit_code == 3);
     CHECK(r.err.find("cannot fetch " + broken.url + "/ch/linux-64/repodata.json") != std::string::npos);
-    // The noarch subdir made it into the cache (and the two .zst 404s); the truncated index did not.
-    CHECK(broken.cache_files() == 3);
+    // The noarch subdir made it into the cache (and the 404s of the two .zst and of the two CEP 16
+    // shard indexes asked for first); the truncated index did not.
+    CHECK(broken.cache_files() == 5);
     CHECK(envlock::fetch::cache_read(broken.tree.path() / "cache", broken.url + "/ch/noarch/repodata.json"));
     CHECK_FALSE(envlock::fetch::cache_read(broken.tree.path() / "cache", broken.url + "/ch/linux-64/repodata.json"));
 

@@ -188,6 +188,48 @@ TEST_CASE("file:// URLs read local files; a missing one is a 404") {
     CHECK(rs[1].error.empty());
 }
 
+// Issue 21 item 4: a file:// download is copied by the kernel (copy_file_range), hashed from the
+// copy, synced once and renamed in; a mismatch, a missing file and an md5-only lock behave as
+// an HTTP download does.
+TEST_CASE("file:// downloads are copied whole with their sha256 or md5 checked; a mismatch or a missing file leaves nothing") {
+    TempTree tree;
+    std::string body(3 * 1024 * 1024 + 17, '\0');
+    for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>((i * 7919) >> 3);
+    auto src = tree.write("mirror/pkg.conda", body);
+    std::string url = "file://" + src.string();
+    auto dest = tree.path() / "cache" / "pkg.conda";
+    std::vector<std::uint64_t> seen;
+    auto options = quick();
+    options.progress = [&](size_t, std::uint64_t received, std::uint64_t, bool) {
+        seen.push_back(received);
+        return true;
+    };
+    auto r = perform({{url, {}, dest.string(), envlock::sha256_hex(body)}}, options).at(0);
+    CHECK(r.ok());
+    CHECK(r.status == 200);
+    CHECK(r.size == body.size());
+    CHECK(r.sha256 == envlock::sha256_hex(body));
+    CHECK(envlock::test::slurp_file(dest) == body);
+    REQUIRE_FALSE(seen.empty());
+    CHECK(seen.back() == body.size());
+
+    auto md5_only = tree.path() / "cache" / "md5.conda";
+    Request by_md5{url, {}, md5_only.string(), "", "0123456789abcdef0123456789abcdef"};
+    r = perform({by_md5}, quick()).at(0);
+    CHECK(r.error.find("md5 mismatch for " + url) == 0);
+    CHECK_FALSE(std::filesystem::exists(md5_only));
+
+    auto bad = tree.path() / "cache" / "bad.conda";
+    r = perform({{url, {}, bad.string(), std::string(64, '0')}}, quick()).at(0);
+    CHECK(r.error.find("sha256 mismatch for " + url) == 0);
+    CHECK_FALSE(std::filesystem::exists(bad));
+    r = perform({{"file://" + tree.str() + "/mirror/absent.conda", {}, (tree.path() / "cache" / "absent.conda").string(), ""}}, quick()).at(0);
+    CHECK(r.status == 404);
+    CHECK(r.error.empty());
+    for (const auto& e : std::filesystem::directory_iterator(tree.path() / "cache"))
+        CHECK(e.path().filename().string().find(".part-") == std::string::npos);
+}
+
 TEST_CASE("basic auth from the URL and from ~/.netrc reaches the server") {
     Fixture f;
     std::string with_user = "http://alice:s3cret@127.0.0.1:" + std::to_string(f.server.port()) + "/files/blob.bin";

@@ -105,3 +105,16 @@ TEST_CASE("requirements.txt: Windows line endings") {
     REQUIRE(items.size() == 2);
     CHECK(items[1].value == "scipy");
 }
+
+// Found by fuzz/requirements_txt (issue 20, session 5): "-r" with nothing after it became the
+// requirements file "" (a "missing" note without text, which the spec reader refuses). pip
+// stops there: "-r option requires 1 argument".
+TEST_CASE("requirements.txt: an option without its argument is an item of its own kind") {
+    auto items = read_requirements_txt("-r\n--index-url\ntorch\n");
+    REQUIRE(items.size() == 3);
+    CHECK(items[0].kind == K::missing_value);
+    CHECK(items[0].value == "-r");
+    CHECK(items[1].kind == K::missing_value);
+    CHECK(items[1].value == "--index-url");
+    CHECK(items[2].kind == K::requirement);
+}

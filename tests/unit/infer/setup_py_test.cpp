@@ -216,3 +216,14 @@ TEST_CASE("python reader: keywords are not called or subscripted") {
     CHECK(saw_g);
     for (const auto& c : m.calls) CHECK(c.text != "return");
 }
+
+// Found by fuzz/setup_py (issue 20, session 5): CUDAExtension('', ...) became an extension
+// without a name, which the spec reader refuses. An empty string names no module.
+TEST_CASE("setup.py: an extension whose name is empty is no extension") {
+    auto info = read_setup_py(
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(ext_modules=[CUDAExtension('', ['a.cu']), CUDAExtension('ops', ['b.cu'])])\n",
+        "setup.py");
+    REQUIRE(info.extensions.size() == 1);
+    CHECK(info.extensions[0].module == "ops");
+}

@@ -247,3 +247,19 @@ TEST_CASE("a checkout whose files are not UTF-8 gives a spec that writes and rea
     CHECK_NOTHROW(nlohmann::json(package.name).dump());
     CHECK(package.requires_dist == std::vector<std::string>{"yapf==0.30.0"});
 }
+
+// Found by fuzz/infer_docs (issue 20, session 5): a README line "conda create … python=3.<bytes
+// that are not UTF-8>" gave a note whose why quoted one byte of a multibyte character, and
+// `envlock spec --json` stopped with an internal error (nlohmann refuses invalid UTF-8).
+TEST_CASE("inference: a spec inferred from text that is not UTF-8 prints as JSON and YAML and reads back") {
+    RepoFiles repo;
+    repo.files["README.md"] = "```bash\nconda create -n x python=3.\xcf\xdf\xd2\x86\npip install -r\n```\n";
+    auto s = infer_spec(repo, "x");
+    std::string json;
+    REQUIRE_NOTHROW(json = spec_to_json(s).dump());
+    CHECK(spec_to_json(spec_from_json(nlohmann::json::parse(json), "spec.json")).dump() == json);
+    CHECK(spec_to_yaml_text(spec_from_yaml_text(spec_to_yaml_text(s), "envlock.yaml")) == spec_to_yaml_text(s));
+    bool option_noted = false;
+    for (const auto& n : s.notes) option_noted = option_noted || (n.kind == "unreadable" && n.text == "-r");
+    CHECK(option_noted);
+}

@@ -348,6 +348,22 @@ TEST_CASE("the git repository has the mmdet3d tags with the facts' pins and a CU
     CHECK(show("v0.17.1:mmdet3d/ops/voxel/src/voxelization_cuda.cu").find("__global__") != std::string::npos);
 }
 
+TEST_CASE("git/boxops is a CUDA extension without torch: setup.py sends the .cu to nvcc, -gencode from CUDAARCHS, cudart static") {
+    fs::path repo = builtin_mirror().dir / "git" / "boxops";
+    REQUIRE(fs::exists(repo / ".git"));
+    std::string cmd = "git -C '" + repo.string() + "' show v0.1.0:setup.py 2>/dev/null";
+    std::string setup;
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) setup.append(buf, n);
+    pclose(p);
+    CHECK(setup.find("import torch") == std::string::npos);
+    CHECK(setup.find("CUDAARCHS") != std::string::npos);
+    CHECK(setup.find("'cudart_static'") != std::string::npos);
+    CHECK(read_file(repo / "src/nms_kernel.cu").find("__global__") != std::string::npos);
+}
+
 TEST_CASE("SOURCES.md names where each table came from") {
     std::string s = read_file(builtin_mirror().dir / "SOURCES.md");
     CHECK(s.find("torch releases") != std::string::npos);

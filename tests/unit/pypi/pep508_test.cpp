@@ -245,3 +245,12 @@ TEST_CASE("a requirement that is not UTF-8 text is refused with the column of th
     CHECK_THROWS_AS(Marker::parse("python_version < \"\xc3\x28\""), envlock::InputError);
     CHECK(Requirement::parse("name; platform_version == \"caf\xc3\xa9\"").applies(linux38) == false);
 }
+
+// Found by fuzz/pep508 (issue 20, session 5): a requirement whose specifier text holds
+// " at column " and "': expected " itself made the error's re-anchoring read the user's text as
+// a column number (std::stoul threw std::invalid_argument, which is no InputError).
+TEST_CASE("a malformed specifier that quotes an error message's words is still bad input") {
+    const std::string text("nP>5 at column python_hon_version <on_version < '320+055J''''''''''''''''''''''''''''''''''''''71555+5555555555.557555555': expected 55''''''''''''''''''''''''''''''''''''''''''''''''''''''o '320+\x00""\x00""\x00""055J''''''''''''''''''''''''''''''''''''''' < '320+0\x00""\x00""\x00"";552.$0'", 262);
+    CHECK_THROWS_AS(Requirement::parse(text), envlock::InputError);
+    CHECK_THROWS_AS(Requirement::parse("x>5 at column y': expected 1 at column z"), envlock::InputError);
+}

@@ -1,7 +1,8 @@
 // `envlock verify --build-extensions` for real: a small C++ extension of our own built against
 // Debian's torch (python3-torch + libtorch-dev) in a venv that sees it, imported afterwards; the
-// demo mirror's mmdet3d stand-in with its CUDA op, built with the system nvcc where the lock
-// allows it and explained where it does not. Skipped with a message without Debian's torch.
+// demo mirror's mmdet3d stand-in with its torch CUDA op, which a CPU-only torch cannot build, and
+// verify's explanation of it (the torch-free CUDA extension that does build: cuda_extension_test).
+// Skipped with a message without Debian's torch.
 #include "install/verify.hpp"
 #include "resolver/lock/lock.hpp"
 #include "install/run_env.hpp"

@@ -50,6 +50,7 @@ TEST_CASE("run environment of a conda prefix: PATH first, CONDA_PREFIX, conda's 
     CHECK(vars["PATH"] == t.str("env/bin") + ":/usr/bin:/bin");   // the previously active env's bin is dropped
     CHECK(vars["CONDA_PREFIX"] == t.str("env"));
     CHECK(vars["TORCH_CUDA_ARCH_LIST"] == "8.6");
+    CHECK(vars["CUDAARCHS"] == "86-real");   // the same list for CMake and torch-free builds
     CHECK(vars["FORCE_CUDA"] == "1");
     CHECK(vars["FROM_STATE"] == "yes");
     if (fs::exists("/usr/bin/gcc-12") && fs::exists("/usr/bin/g++-12")) {
@@ -61,6 +62,14 @@ TEST_CASE("run environment of a conda prefix: PATH first, CONDA_PREFIX, conda's 
     CHECK(std::find(env.unset.begin(), env.unset.end(), "PYTHONHOME") != env.unset.end());
     CHECK(env.activate_scripts == std::vector<std::string>{t.str("env/etc/conda/activate.d/10-first.sh"),
                                                           t.str("env/etc/conda/activate.d/20-second.sh")});
+}
+
+TEST_CASE("CUDAARCHS from TORCH_CUDA_ARCH_LIST: X.Y is SASS only (XY-real), X.Y+PTX is SASS and PTX (XY), as CMake's CUDA_ARCHITECTURES spells them") {
+    // https://cmake.org/cmake/help/latest/envvar/CUDAARCHS.html, prop_tgt/CUDA_ARCHITECTURES
+    CHECK(cmake_cuda_archs("8.6;9.0+PTX") == "86-real;90");
+    CHECK(cmake_cuda_archs("7.5 8.0,8.6") == "75-real;80-real;86-real");
+    CHECK(cmake_cuda_archs("12.0+PTX") == "120");
+    CHECK_THROWS_AS(cmake_cuda_archs("sm_86"), InputError);
 }
 
 TEST_CASE("envlock run executes in the env and shell-hook prints the same as shell code") {
