@@ -442,7 +442,7 @@ void copy_local(Transfer& t) {
             at += n;
         }
     }
-    ok = ok && ::fsync(out) == 0;
+    ok = ok && (!t.options->sync_files || ::fsync(out) == 0);
     ok = ::close(out) == 0 && ok;
     std::error_code ec;
     if (t.cancelled) {
