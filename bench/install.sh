@@ -211,11 +211,14 @@ printf 'envlock warm    %7.3f s   (%.2f x cp -al; target <= 1.5)\n' "$warm" "$(r
 printf 'cp -al          %7.3f s\n' "$cpal"
 if [ "$have_rattler" = 1 ]; then
     cat >"$run/rattler_install.py" <<'PY'
-import asyncio, sys
+import asyncio, os, sys
 from rattler import Channel, RepoData, install
 channel_dir, prefix, cache = sys.argv[1:4]
 records = RepoData.from_path(channel_dir + "/linux-64/repodata.json").into_repo_data(Channel("file://" + channel_dir))
 asyncio.run(install(records, target_prefix=prefix, cache_dir=cache, show_progress=False))
+# Done: leave without interpreter finalization, where py-rattler sometimes aborts
+# ("PyGILState_Release: thread state ... must be current") after a complete install.
+os._exit(0)
 PY
     rcold=$(t "$run/tools/bin/python" "$run/rattler_install.py" "$work/channel" "$run/r-cold" "$run/rattler-cache")
     rwarm=$(best3 "$run/r-warm" "$run/tools/bin/python" "$run/rattler_install.py" "$work/channel" "$run/r-warm" "$run/rattler-cache")

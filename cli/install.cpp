@@ -155,7 +155,7 @@ void add_install(CLI::App& app, int& exit_code) {
     cmd->add_option("--link-mode", f->link_mode, "hardlink (default; copies across filesystems), copy or symlink");
     cmd->add_option("--cache-dir", f->cache_dir, "cache folder (default $XDG_CACHE_HOME/envlock; packages in pkgs/)");
     cmd->add_option("--mirror", f->mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
-    cmd->add_flag("--compile", f->compile, "write bytecode (__pycache__/*.pyc) for the wheels' .py files, as pip does by default");
+    cmd->add_flag("--compile", f->compile, "write bytecode (__pycache__/*.pyc) for the .py files of wheels and of conda noarch: python packages, as pip and conda do by default");
     cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors (no progress, no per-package lines)");
     cmd->add_flag("--json", f->json, "print the plan and what changed as JSON (no progress lines)");
     cmd->callback([cmd, f, &exit_code] {
@@ -183,6 +183,7 @@ void add_install(CLI::App& app, int& exit_code) {
         o.command = "envlock install " + path + " --prefix " + o.prefix.string() + (f->repair ? " --repair" : "");
         install::PythonStepOptions python;
         python.compile = f->compile;
+        o.compile = f->compile;
         install::use_default_installers(o, python);
         const bool quiet = f->quiet || f->json || output_of(*cmd).quiet;   // `envlock -q install` too
         DownloadDisplay progress(lock, quiet);

@@ -341,7 +341,7 @@ void complete(Transfer& t) {
     Response& r = *t.response;
     r.size = t.held;
     if (t.file) {
-        bool ok = std::fflush(t.file) == 0 && fsync(fileno(t.file)) == 0;
+        bool ok = std::fflush(t.file) == 0 && (!t.options->sync_files || fsync(fileno(t.file)) == 0);
         std::fclose(t.file);
         t.file = nullptr;
         if (r.ok()) {
@@ -446,7 +446,7 @@ void copy_local(Transfer& t) {
             at += n;
         }
     }
-    ok = ok && ::fsync(out) == 0;
+    ok = ok && (!t.options->sync_files || ::fsync(out) == 0);
     ok = ::close(out) == 0 && ok;
     std::error_code ec;
     if (t.cancelled) {

@@ -35,6 +35,10 @@ struct TransportOptions {
     std::uint64_t max_body_bytes = std::uint64_t(1) << 30;
     std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
     std::shared_ptr<ConnectionPool> pool;   // null: each perform() connects afresh
+    // fsync each file streamed to `dest` before its rename. A caller that re-verifies kept
+    // files before using them may turn it off: on ext4 (data=ordered) every fsync commits the
+    // journal and so writes out every dirty page of the filesystem, other writers' included.
+    bool sync_files = true;
     // Transfers report here as bytes arrive (index into the requests, bytes so far, the
     // expected total or 0, done) and once more when finished. Returning false cancels every
     // transfer still running (their temp files are removed; each answers "cancelled").

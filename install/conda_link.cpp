@@ -1,6 +1,9 @@
 #include "install/conda_link.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cctype>
 #include <limits>
@@ -10,6 +13,7 @@
 #include "install/conda_package.hpp"
 #include "install/prefix_record.hpp"
 #include "install/prefix_replace.hpp"
+#include "install/wheel_install.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -177,21 +181,36 @@ InstalledPackage install_conda_package(const PackageContext& ctx, const CondaPac
     out.version = pkg.version;
     out.noarch = info.noarch;
 
-    {
-        // Every directory first, each once and parents first (a set sorts "a" before "a/b"):
-        // then each link below succeeds at its first try.
-        std::set<std::string> dirs;
-        for (const auto& p : info.paths) {
-            std::string rel = noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path;
-            auto slash = rel.rfind('/');
-            if (slash != std::string::npos && slash > 0) dirs.insert(rel.substr(0, slash));
-        }
-        for (const auto& d : dirs) make_directories(safe_join(ctx.stage, d));
-    }
+    // Paths are joined as strings (the manifest's were checked by read_conda_package, the
+    // relocated ones are checked here): a std::filesystem::path per file was a tenth of a warm
+    // install's user time.
+    const std::string stage_dir = ctx.stage.string(), tree_dir = tree.string();
+    std::vector<std::string> rels;
+    rels.reserve(info.paths.size());
     for (const auto& p : info.paths) {
-        std::string rel = noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path;
-        fs::path dest = safe_join(ctx.stage, rel);
-        fs::path src = tree / p.path;
+        rels.push_back(noarch_python ? relocate_noarch_python(p.path, ctx.python.site_packages) : p.path);
+        check_relative_path(rels.back());
+    }
+    {
+        // Every directory first, each once and parents first (a set sorts "a" before "a/b"),
+        // so that each mkdir and each link below succeeds at its first try.
+        std::set<std::string_view> dirs;
+        for (const auto& rel : rels)
+            for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1))
+                dirs.insert(std::string_view(rel).substr(0, slash));
+        dirs.insert("conda-meta");
+        std::string dir;
+        for (const auto& d : dirs) {
+            dir.assign(stage_dir).append("/").append(d);
+            if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) make_directories(dir);   // names the reason
+        }
+    }
+    std::string dest, src;
+    for (size_t i = 0; i < info.paths.size(); ++i) {
+        const PackagePath& p = info.paths[i];
+        const std::string& rel = rels[i];
+        dest.assign(stage_dir).append("/").append(rel);
+        src.assign(tree_dir).append("/").append(p.path);
         PrefixPath pp;
         pp.path = rel;
         pp.sha256 = p.sha256;
@@ -229,7 +248,8 @@ InstalledPackage install_conda_package(const PackageContext& ctx, const CondaPac
                 pp.file_mode = p.file_mode == FileMode::binary ? "binary" : "text";
                 pp.prefix_placeholder = p.placeholder;
             } else {
-                place_file(src, dest, p.no_link ? LinkMode::copy : ctx.link_mode);
+                const LinkMode mode = p.no_link ? LinkMode::copy : ctx.link_mode;
+                if (mode != LinkMode::hardlink || ::link(src.c_str(), dest.c_str()) != 0) place_file(src, dest, mode);
                 sha = !p.sha256.empty() ? p.sha256 : sha256_of_file(src);
                 size = !p.sha256.empty() ? p.size : fs::file_size(src, ec);
             }
@@ -258,6 +278,27 @@ InstalledPackage install_conda_package(const PackageContext& ctx, const CondaPac
             pp.path_type = "unix_python_entry_point";
             pp.sha256 = pp.sha256_in_prefix = sha;
             pp.size_in_bytes = script.size();
+            rec.paths.push_back(std::move(pp));
+        }
+    }
+
+    if (noarch_python && ctx.compile) {
+        // What conda does by default for noarch: python (CEP 20): its .py files compiled by the
+        // env's own python, each .pyc recorded as a pyc_file path (no hash: python may rewrite it).
+        std::vector<std::pair<std::string, std::string>> sources;
+        const std::string site = ctx.python.site_packages + "/";
+        for (const auto& rel : rels)
+            if (rel.size() > 3 && rel.compare(rel.size() - 3, 3, ".py") == 0 && rel.rfind(site, 0) == 0)
+                sources.emplace_back(stage_dir + "/" + rel, (ctx.prefix / rel).string());
+        std::string python = (ctx.stage / (ctx.python.executable.empty() ? "bin/python" : ctx.python.executable)).string();
+        for (const auto& pyc : compile_bytecode(sources, python, pkg.name + " " + pkg.version)) {
+            if (pyc.rfind(stage_dir + "/", 0) != 0) continue;
+            std::string rel = pyc.substr(stage_dir.size() + 1);
+            out.files.push_back({rel, "", 0, ""});
+            rec.files.push_back(rel);
+            PrefixPath pp;
+            pp.path = rel;
+            pp.path_type = "pyc_file";
             rec.paths.push_back(std::move(pp));
         }
     }

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <set>
 #include <sstream>
 
@@ -65,6 +66,60 @@ std::vector<std::string> strings(const json& j, const char* key) {
     if (j.contains(key) && j[key].is_array())
         for (const auto& v : j[key])
             if (v.is_string()) out.push_back(v.get<std::string>());
+    return out;
+}
+
+// info/paths.json, read with simdjson: it has an entry per file (tens of thousands in a large
+// env, read on every install), and building a nlohmann tree of it was most of the manifest
+// reading time. The same rules as before: an object with a 'paths' array of objects, each
+// with a '_path' string; a path_type conda does not know is refused.
+std::vector<PackagePath> read_paths_json(const fs::path& file) {
+    const std::string where = file.string();
+    simdjson::padded_string text(read_whole_file(file));
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    if (parser.parse(text).get(root) != simdjson::SUCCESS || !root.is_object()) throw InputError(where + ": expected a JSON object");
+    simdjson::dom::array paths;
+    if (root["paths"].get_array().get(paths) != simdjson::SUCCESS) throw InputError(where + ": expected a 'paths' array");
+    auto string_field = [&](simdjson::dom::object e, std::string_view key, std::string_view fallback,
+                            const std::string& path) -> std::string_view {
+        simdjson::dom::element v;
+        if (e[key].get(v) != simdjson::SUCCESS) return fallback;
+        std::string_view s;
+        if (v.get_string().get(s) != simdjson::SUCCESS)
+            throw InputError(where + ": " + path + ": '" + std::string(key) + "' must be a string");
+        return s;
+    };
+    std::vector<PackagePath> out;
+    out.reserve(paths.size());
+    for (simdjson::dom::element item : paths) {
+        simdjson::dom::object e;
+        std::string_view path;
+        if (item.get_object().get(e) != simdjson::SUCCESS || e["_path"].get_string().get(path) != simdjson::SUCCESS)
+            throw InputError(where + ": every entry needs a '_path' string");
+        PackagePath p;
+        p.path = std::string(path);
+        std::string_view type = string_field(e, "path_type", "hardlink", p.path);
+        if (type == "softlink") p.type = PathType::softlink;
+        else if (type == "directory") p.type = PathType::directory;
+        else if (type != "hardlink") throw InputError(where + ": " + p.path + ": unknown path_type '" + std::string(type) + "'");
+        p.file_mode = string_field(e, "file_mode", "text", p.path) == "binary" ? FileMode::binary : FileMode::text;
+        std::string_view placeholder, sha;
+        if (e["prefix_placeholder"].get_string().get(placeholder) == simdjson::SUCCESS) p.placeholder = std::string(placeholder);
+        bool no_link = false;
+        if (e["no_link"].get_bool().get(no_link) == simdjson::SUCCESS) p.no_link = no_link;
+        if (e["sha256"].get_string().get(sha) == simdjson::SUCCESS) p.sha256 = std::string(sha);
+        simdjson::dom::element size;
+        if (e["size_in_bytes"].get(size) == simdjson::SUCCESS) {
+            std::uint64_t u;
+            std::int64_t i;
+            double d;
+            if (size.get_uint64().get(u) == simdjson::SUCCESS) p.size = u;
+            else if (size.get_int64().get(i) == simdjson::SUCCESS) p.size = static_cast<std::uint64_t>(i);
+            else if (size.get_double().get(d) == simdjson::SUCCESS) p.size = static_cast<std::uint64_t>(d);
+        }
+        out.push_back(std::move(p));
+    }
     return out;
 }
 
@@ -141,29 +196,8 @@ CondaPackageInfo read_conda_package(const fs::path& tree) {
         info.python_site_packages_path = index["python_site_packages_path"].get<std::string>();
 
     fs::path paths_file = tree / "info/paths.json";
-    if (fs::exists(paths_file, ec)) {
-        json pj = read_json(paths_file);
-        if (!pj.contains("paths") || !pj["paths"].is_array()) throw InputError(paths_file.string() + ": expected a 'paths' array");
-        for (const auto& e : pj["paths"]) {
-            if (!e.is_object() || !e.contains("_path") || !e["_path"].is_string())
-                throw InputError(paths_file.string() + ": every entry needs a '_path' string");
-            PackagePath p;
-            p.path = e["_path"].get<std::string>();
-            std::string type = e.value("path_type", "hardlink");
-            if (type == "softlink") p.type = PathType::softlink;
-            else if (type == "directory") p.type = PathType::directory;
-            else if (type != "hardlink") throw InputError(paths_file.string() + ": " + p.path + ": unknown path_type '" + type + "'");
-            p.file_mode = e.value("file_mode", "text") == "binary" ? FileMode::binary : FileMode::text;
-            if (e.contains("prefix_placeholder") && e["prefix_placeholder"].is_string())
-                p.placeholder = e["prefix_placeholder"].get<std::string>();
-            p.no_link = e.value("no_link", false);
-            p.sha256 = e.contains("sha256") && e["sha256"].is_string() ? e["sha256"].get<std::string>() : "";
-            p.size = e.contains("size_in_bytes") && e["size_in_bytes"].is_number() ? e["size_in_bytes"].get<std::uint64_t>() : 0;
-            info.paths.push_back(std::move(p));
-        }
-    } else {
-        info.paths = read_legacy_manifests(tree);
-    }
+    if (fs::exists(paths_file, ec)) info.paths = read_paths_json(paths_file);
+    else info.paths = read_legacy_manifests(tree);
     for (const auto& p : info.paths) safe_join(tree, p.path);   // refuses "..", absolute paths
 
     fs::path link_file = tree / "info/link.json";

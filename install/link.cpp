@@ -130,9 +130,14 @@ Placed place_file(const fs::path& from, const fs::path& to, LinkMode mode) {
 }
 
 void write_new_file(const fs::path& path, std::string_view content, unsigned mode) {
-    make_parent(path);
-    remove_existing(path);
+    // Created at the first try in the common case (a new name in an existing directory); the
+    // parent made or the old file unlinked only when the attempt says so, as place_file does.
     Fd out{::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)};
+    if (out.fd < 0 && (errno == ENOENT || errno == EEXIST)) {
+        make_parent(path);
+        remove_existing(path);
+        out.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    }
     if (out.fd < 0) fail("create", path, errno);
     for (size_t off = 0; off < content.size();) {
         ssize_t w = ::write(out.fd, content.data() + off, content.size() - off);
@@ -179,6 +184,11 @@ std::string read_whole_file(const fs::path& path) {
 }
 
 fs::path safe_join(const fs::path& root, std::string_view rel) {
+    check_relative_path(rel);
+    return root / fs::path(std::string(rel));
+}
+
+void check_relative_path(std::string_view rel) {
     auto bad = [&](const char* why) { throw InputError("unsafe path '" + std::string(rel) + "': " + why); };
     if (rel.empty()) bad("empty");
     if (rel.front() == '/') bad("absolute");
@@ -190,7 +200,6 @@ fs::path safe_join(const fs::path& root, std::string_view rel) {
         if (rel.substr(start, end - start) == "..") bad("has a '..' component");
         start = end + 1;
     }
-    return root / fs::path(std::string(rel));
 }
 
 }  // namespace envlock::install

@@ -38,5 +38,7 @@ std::string read_whole_file(const std::filesystem::path& path);
 // `rel` (an archive's or a record's '/'-separated path) under `root`: InputError when it is
 // absolute, empty, or has a ".." component or a NUL.
 std::filesystem::path safe_join(const std::filesystem::path& root, std::string_view rel);
+// The same checks alone, for callers that join strings themselves.
+void check_relative_path(std::string_view rel);
 
 }  // namespace envlock::install

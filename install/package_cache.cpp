@@ -98,17 +98,42 @@ void fill(const std::vector<CacheEntry>& all, const std::vector<size_t>& mine, c
         }
         if (extract) to_extract.push_back(i);
     }
+    // Each archive is extracted as soon as it is there and verified (the transport reports a
+    // download done only after its hash matched and it was renamed into place), on a pool of
+    // one thread per core, while the other downloads still stream in (as rattler does).
+    const int threads = std::max(1, std::min<int>(ctx.transport.jobs, static_cast<int>(std::thread::hardware_concurrency())));
+    FeedPool extractors(extract ? threads : 0, [&](size_t i) { extract_entry(all[i]); });
+    if (extract) {
+        std::set<size_t> downloading(download_of.begin(), download_of.end());
+        for (size_t i : to_extract)
+            if (!downloading.count(i)) extractors.put(i);
+    }
     if (!downloads.empty()) {
         fetch::FetchContext c = ctx;
-        if (progress)
-            c.transport.progress = [&](size_t k, std::uint64_t received, std::uint64_t total, bool done) {
-                progress({download_of[k], received, total, done});
-                return !interrupted();
-            };
-        fetch::download_artifacts(downloads, c);
+        // No fsync per archive: a kept archive is hashed again before it is ever extracted
+        // (archive_matches), so one torn by a power cut is fetched again, never used; the
+        // extracted trees are not synced either, as with conda, mamba, rattler and uv. Each
+        // fsync would also flush the trees being extracted beside the downloads.
+        c.transport.sync_files = false;
+        c.transport.progress = [&](size_t k, std::uint64_t received, std::uint64_t total, bool done) {
+            if (done && extract) extractors.put(download_of[k]);
+            if (!progress) return true;
+            progress({download_of[k], received, total, done});
+            return !interrupted();
+        };
+        // A failed download is reported first (as before extraction overlapped), once the
+        // extractions under way have stopped.
+        try {
+            fetch::download_artifacts(downloads, c);
+        } catch (...) {
+            try {
+                extractors.finish();
+            } catch (...) {
+            }
+            throw;
+        }
     }
-    int threads = std::max(1, std::min<int>(ctx.transport.jobs, static_cast<int>(std::thread::hardware_concurrency())));
-    parallel_for(to_extract.size(), threads, [&](size_t k) { extract_entry(all[to_extract[k]]); });
+    extractors.finish();
 }
 
 // RECORD's "sha256=<urlsafe base64, no padding>" for a hex digest.

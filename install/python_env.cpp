@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "fetch/files.hpp"
@@ -147,7 +148,12 @@ std::vector<std::string> default_interpreter_dirs() {
     return unique;
 }
 
-std::vector<BaseInterpreter> find_interpreters(const std::vector<std::string>& dirs) {
+namespace {
+
+// Probes the interpreters in `dirs` in order until `enough` says so (each probe starts a
+// python: a few tens of milliseconds, more on a loaded machine).
+std::vector<BaseInterpreter> scan_interpreters(const std::vector<std::string>& dirs,
+                                               const std::function<bool(const BaseInterpreter&)>& enough) {
     std::vector<BaseInterpreter> out;
     std::set<std::string> probed, found;
     for (const auto& dir : dirs) {
@@ -171,17 +177,26 @@ std::vector<BaseInterpreter> find_interpreters(const std::vector<std::string>& d
             std::string real = fs::canonical(exe, e2).string();
             if (e2 || !probed.insert(real).second || is_script(real)) continue;
             auto b = probe(exe);
-            if (b && found.insert(b->executable).second) out.push_back(*b);
+            if (b && found.insert(b->executable).second) {
+                out.push_back(*b);
+                if (enough && enough(*b)) return out;
+            }
         }
     }
     return out;
 }
 
+}  // namespace
+
+std::vector<BaseInterpreter> find_interpreters(const std::vector<std::string>& dirs) { return scan_interpreters(dirs, {}); }
+
 BaseInterpreter find_interpreter(const std::string& version, const std::vector<std::string>& dirs) {
-    auto all = find_interpreters(dirs);
     bool exact = std::count(version.begin(), version.end(), '.') >= 2;
-    for (const auto& b : all)
-        if (exact ? b.version == version : b.version.rfind(version + ".", 0) == 0) return b;
+    auto matches = [&](const BaseInterpreter& b) { return exact ? b.version == version : b.version.rfind(version + ".", 0) == 0; };
+    // The first match in search order, as a scan of all would give; the rest are probed only
+    // for the message when none matches.
+    auto all = scan_interpreters(dirs, matches);
+    if (!all.empty() && matches(all.back())) return all.back();
     std::string msg = "the lock wants Python " + version + ", and no such interpreter is on this machine";
     if (all.empty()) {
         msg += " (no CPython found at all)";

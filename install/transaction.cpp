@@ -408,7 +408,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         };
         auto context = [&](const LockedPackage& p, const fs::path& stage) {
             const CacheEntry* cached = entry_of.count(&p) ? &entries[entry_of[&p]] : nullptr;
-            return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn};
+            return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn, o.compile};
         };
         std::vector<const LockedPackage*> conda, pypi, sources;
         for (const auto* p : plan.add)
@@ -439,10 +439,14 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
                 planned[i] = conda_package_paths(conda_info.at(ordered[i]), python);
                 for (const auto& f : planned[i]) ++users[f];
             }
-            std::vector<size_t> alone, shared;
-            for (size_t i = 0; i < ordered.size(); ++i)
-                (std::all_of(planned[i].begin(), planned[i].end(), [&](const std::string& f) { return users[f] == 1; }) ? alone : shared)
-                    .push_back(i);
+            std::vector<size_t> alone, shared, compiled;
+            for (size_t i = 0; i < ordered.size(); ++i) {
+                bool is_alone = std::all_of(planned[i].begin(), planned[i].end(), [&](const std::string& f) { return users[f] == 1; });
+                // --compile runs the env's python on noarch: python packages: they come after
+                // the others, python among them (in dependency order when they share paths).
+                if (is_alone && o.compile && conda_info.at(ordered[i]).noarch == "python") compiled.push_back(i);
+                else (is_alone ? alone : shared).push_back(i);
+            }
             std::vector<InstalledPackage> linked(ordered.size());
             auto link_one = [&](size_t i) {
                 check_signal();
@@ -450,6 +454,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             };
             parallel_for(alone.size(), link_threads, [&](size_t k) { link_one(alone[k]); });
             for (size_t i : shared) link_one(i);
+            parallel_for(compiled.size(), link_threads, [&](size_t k) { link_one(compiled[k]); });
             check_signal();
             for (auto& p : linked) record(std::move(p));
         }
@@ -465,8 +470,10 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         {
             std::vector<std::optional<std::set<std::string>>> roots(pypi.size());
             std::unordered_map<std::string, int> users;
+            parallel_for(pypi.size(), link_threads, [&](size_t i) {
+                if (auto e = entry_of.find(pypi[i]); e != entry_of.end()) roots[i] = wheel_roots(entries[e->second]);
+            });
             for (size_t i = 0; i < pypi.size(); ++i) {
-                if (entry_of.count(pypi[i])) roots[i] = wheel_roots(entries[entry_of[pypi[i]]]);
                 if (roots[i])
                     for (const auto& r : *roots[i]) ++users[r];
             }

@@ -34,6 +34,7 @@ struct PackageContext {
     LinkMode link_mode = LinkMode::hardlink;
     PythonInfo python;                     // empty when the environment has no python
     std::function<void(const std::string&)> warn;
+    bool compile = false;                  // --compile: bytecode for noarch: python packages' .py files
 };
 
 // Returns every file it wrote (prefix-relative, with sha256 and size), its metadata included.
@@ -54,6 +55,7 @@ struct InstallOptions {
     LinkMode link_mode = LinkMode::hardlink;
     bool repair = false;                   // re-check every installed file; fix what is missing, modified or foreign
     bool dry_run = false;                  // plan only: nothing is fetched, locked or written (with repair: every file is still checked)
+    bool compile = false;                  // bytecode for noarch: python packages (wheels: PythonStepOptions)
     std::string command;                   // the command line, for conda-meta/history
     PackageInstaller install_wheel;        // pypi packages (the wheel half); unset: such locks are refused
     PackageInstaller install_source;       // git sources; unset: such locks are refused

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,30 +141,67 @@ std::vector<std::string> read_wheel_files(const std::string& wheel_path, const s
     return out;
 }
 
-std::vector<WheelMember> list_unpacked_wheel(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::vector<WheelMember> out;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(dir, ec), end;
-    if (ec) throw EnvironmentError("cannot read the unpacked wheel " + dir + ": " + ec.message());
-    for (; it != end; it.increment(ec)) {
-        if (ec) throw EnvironmentError("cannot read the unpacked wheel " + dir + ": " + ec.message());
-        struct stat st;
-        if (::lstat(it->path().c_str(), &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) continue;
-        std::string name = it->path().lexically_relative(dir).generic_string();
-        if (!S_ISREG(st.st_mode))
-            throw InputError(dir + ": refused member '" + name + "': a wheel holds only regular files");
-        out.push_back({name, static_cast<std::uint64_t>(st.st_size), (st.st_mode & 0111) != 0});
+namespace {
+
+struct Dir {
+    DIR* d = nullptr;
+    ~Dir() {
+        if (d) ::closedir(d);
     }
+};
+
+// One directory of the tree, by descriptor: each entry is looked up by its own name under an
+// open directory (fstatat, openat), not by its whole path, and never followed when a link.
+void walk_unpacked(int fd, const std::string& root, const std::string& under, std::vector<WheelMember>& out) {
+    Dir dir{::fdopendir(fd)};
+    if (!dir.d) {
+        int e = errno;
+        ::close(fd);
+        throw EnvironmentError("cannot read the unpacked wheel " + root + ": " + std::strerror(e));
+    }
+    std::vector<std::string> subdirs;
+    for (;;) {
+        errno = 0;
+        dirent* e = ::readdir(dir.d);
+        if (!e) {
+            if (errno != 0) throw EnvironmentError("cannot read the unpacked wheel " + root + ": " + std::strerror(errno));
+            break;
+        }
+        const char* n = e->d_name;
+        if (n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0))) continue;
+        struct stat st;
+        if (::fstatat(::dirfd(dir.d), n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            subdirs.emplace_back(n);
+            continue;
+        }
+        std::string name = under + n;
+        if (!S_ISREG(st.st_mode)) throw InputError(root + ": refused member '" + name + "': a wheel holds only regular files");
+        out.push_back({std::move(name), static_cast<std::uint64_t>(st.st_size), (st.st_mode & 0111) != 0});
+    }
+    for (const auto& s : subdirs) {
+        int sub = ::openat(::dirfd(dir.d), s.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) throw EnvironmentError("cannot read the unpacked wheel " + root + "/" + under + s + ": " + std::strerror(errno));
+        walk_unpacked(sub, root, under + s + "/", out);
+    }
+}
+
+}  // namespace
+
+std::vector<WheelMember> list_unpacked_wheel(const std::string& dir) {
+    std::vector<WheelMember> out;
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) throw EnvironmentError("cannot read the unpacked wheel " + dir + ": " + std::strerror(errno));
+    walk_unpacked(fd, dir, "", out);
     std::sort(out.begin(), out.end(), [](const WheelMember& a, const WheelMember& b) { return a.name < b.name; });
     return out;
 }
 
-void read_unpacked_members(const std::string& dir, const std::function<bool(const WheelMember&)>& want,
+void read_unpacked_members(const std::string& dir, const std::vector<WheelMember>& members,
+                           const std::function<bool(const WheelMember&)>& want,
                            const std::function<void(const WheelMember&, std::string_view)>& chunk,
                            const std::function<void(const WheelMember&)>& done) {
-    for (const auto& m : list_unpacked_wheel(dir)) {
+    for (const auto& m : members) {
         if (!want(m)) continue;
         std::string path = dir + "/" + m.name;
         int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -181,6 +219,12 @@ void read_unpacked_members(const std::string& dir, const std::function<bool(cons
         ::close(fd);
         if (done) done(m);
     }
+}
+
+void read_unpacked_members(const std::string& dir, const std::function<bool(const WheelMember&)>& want,
+                           const std::function<void(const WheelMember&, std::string_view)>& chunk,
+                           const std::function<void(const WheelMember&)>& done) {
+    read_unpacked_members(dir, list_unpacked_wheel(dir), want, chunk, done);
 }
 
 std::vector<std::string> read_unpacked_files(const std::string& dir, const std::vector<std::string>& names,

@@ -38,6 +38,11 @@ std::vector<WheelMember> list_unpacked_wheel(const std::string& dir);
 void read_unpacked_members(const std::string& dir, const std::function<bool(const WheelMember&)>& want,
                            const std::function<void(const WheelMember&, std::string_view chunk)>& chunk,
                            const std::function<void(const WheelMember&)>& done = {});
+// The same, over a member list that list_unpacked_wheel already gave (one walk of the tree).
+void read_unpacked_members(const std::string& dir, const std::vector<WheelMember>& members,
+                           const std::function<bool(const WheelMember&)>& want,
+                           const std::function<void(const WheelMember&, std::string_view chunk)>& chunk,
+                           const std::function<void(const WheelMember&)>& done = {});
 std::vector<std::string> read_unpacked_files(const std::string& dir, const std::vector<std::string>& names,
                                              std::uint64_t limit = 64u << 20);
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_set>
 
 #include "fetch/files.hpp"
 #include "fetch/process.hpp"
@@ -163,23 +164,56 @@ std::string launcher(const EntryPoint& ep, const std::string& interpreter) {
 
 std::string generic(const fs::path& p) { return p.generic_string(); }
 
+// An absolute path with no ".", ".." or empty component (no "//", no trailing '/'): for such
+// paths the lexical relation to another plain path is a prefix test. Anything else takes the
+// std::filesystem route below, so a ".." is resolved exactly as before.
+bool plain_absolute(std::string_view p) {
+    if (p.size() < 2 || p[0] != '/') return false;
+    size_t i = 1;
+    while (i <= p.size()) {
+        size_t e = p.find('/', i);
+        if (e == std::string_view::npos) e = p.size();
+        std::string_view c = p.substr(i, e - i);
+        if (c.empty() || c == "." || c == "..") return false;
+        i = e + 1;
+    }
+    return true;
+}
+
+// `path` below `base` (both plain): the rest after "base/"; nullopt when they are not plain
+// or `path` is not strictly below `base`.
+std::optional<std::string_view> below(std::string_view path, std::string_view base) {
+    if (path.size() <= base.size() + 1 || path[base.size()] != '/' || path.compare(0, base.size(), base) != 0) return std::nullopt;
+    if (!plain_absolute(path) || !plain_absolute(base)) return std::nullopt;
+    return path.substr(base.size() + 1);
+}
+
+std::string relative_lexically(const std::string& path, const std::string& base) {
+    if (auto rest = below(path, base)) return std::string(*rest);
+    return generic(fs::path(path).lexically_normal().lexically_relative(fs::path(base).lexically_normal()));
+}
+
 // `path` relative to `base`, both absolute and lexically normal; "" when it is not inside.
 std::string inside(const std::string& path, const std::string& base) {
-    fs::path rel = fs::path(path).lexically_normal().lexically_relative(fs::path(base).lexically_normal());
-    std::string r = generic(rel);
+    std::string r = relative_lexically(path, base);
     if (r.empty() || r == ".." || r.rfind("../", 0) == 0) return "";
     return r;
+}
+
+std::string joined(const std::string& dir, const std::string& rel) {
+    if (!dir.empty() && dir.back() != '/' && !rel.empty() && rel.front() != '/' && rel != ".") return dir + "/" + rel;
+    return generic(fs::path(dir) / rel);
 }
 
 // Where a file whose final path is `abs` is written now (see WheelOptions::stage).
 std::string staged(const WheelOptions& o, const PythonLayout& l, const std::string& abs) {
     if (o.stage.empty()) return abs;
-    return generic(fs::path(o.stage) / fs::path(abs).lexically_normal().lexically_relative(fs::path(l.prefix).lexically_normal()));
+    return joined(o.stage, relative_lexically(abs, l.prefix));
 }
 
 std::string unstaged(const WheelOptions& o, const PythonLayout& l, const std::string& path) {
     if (o.stage.empty()) return path;
-    return generic(fs::path(l.prefix) / fs::path(path).lexically_normal().lexically_relative(fs::path(o.stage).lexically_normal()));
+    return joined(l.prefix, relative_lexically(path, o.stage));
 }
 
 std::string rewritten(std::string text, const std::vector<std::pair<std::string, std::string>>& rewrites) {
@@ -223,8 +257,8 @@ public:
         for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) ::rmdir(it->c_str());
     }
 
-    void make_dirs(const fs::path& dir) {
-        if (known_dirs_.count(dir.string())) return;
+    void make_dirs(const std::string& dir) {
+        if (known_dirs_.count(dir)) return;
         std::vector<fs::path> missing;
         for (fs::path d = dir; !d.empty() && d != d.root_path(); d = d.parent_path()) {
             struct stat st;
@@ -240,16 +274,27 @@ public:
                 throw EnvironmentError("cannot create directory " + it->string() + ": " + std::strerror(errno));
             created_dirs_.push_back(it->string());
         }
-        known_dirs_.insert(dir.string());
+        known_dirs_.insert(dir);
     }
 
     // Opens a temp file beside `final_path`; returns its index for append/finish.
     size_t open(const std::string& final_path, bool executable) {
-        make_dirs(fs::path(final_path).parent_path());
+        make_dirs(parent_of(final_path));
         Temp t;
         t.final = final_path;
-        t.temp = temp_name(final_path);
-        t.fd = ::open(t.temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, executable ? 0777 : 0666);
+        const mode_t mode = executable ? 0777 : 0666;
+        if (direct_) {
+            // A new name in the stage is written as itself; O_EXCL tells whether it was there.
+            t.temp = final_path;
+            t.fd = ::open(t.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+            if (t.fd < 0 && errno == EEXIST) {
+                existing_.push_back(final_path);
+                t.temp = final_path + ".envlock-tmp";
+            }
+        } else {
+            t.temp = temp_name(final_path);
+        }
+        if (t.fd < 0) t.fd = ::open(t.temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
         if (t.fd < 0) throw EnvironmentError("cannot write " + t.temp + ": " + std::strerror(errno));
         t.hash = std::make_unique<Sha256>();
         temps_.push_back(std::move(t));
@@ -280,10 +325,22 @@ public:
 
     // A temp hard link to (or copy of) `from` beside `final_path`, for files installed unchanged.
     void place(const std::string& from, const std::string& final_path, bool hardlink) {
-        make_dirs(fs::path(final_path).parent_path());
+        make_dirs(parent_of(final_path));
         Temp t;
         t.final = final_path;
-        t.temp = temp_name(final_path);
+        if (direct_ && hardlink) {
+            // A new name in the stage is linked as itself; EEXIST tells whether it was there.
+            if (::link(from.c_str(), final_path.c_str()) == 0) {
+                t.temp = final_path;
+                temps_.push_back(std::move(t));
+                return;
+            }
+            bool exists = errno == EEXIST;
+            if (exists) existing_.push_back(final_path);
+            t.temp = exists ? final_path + ".envlock-tmp" : final_path;
+        } else {
+            t.temp = temp_name(final_path);
+        }
         if (t.temp != final_path) ::unlink(t.temp.c_str());
         if (!hardlink || ::link(from.c_str(), t.temp.c_str()) != 0) {
             std::error_code ec;
@@ -331,7 +388,13 @@ private:
     bool committed_ = false;
     bool direct_ = false;
     std::vector<std::string> existing_;
-    std::set<std::string> known_dirs_;   // directories known to exist (one stat per directory)
+    std::unordered_set<std::string> known_dirs_;   // directories known to exist (one stat per directory)
+
+    static std::string parent_of(const std::string& path) {
+        size_t slash = path.rfind('/');
+        if (slash == std::string::npos || slash == 0 || path.find("//") != std::string::npos) return fs::path(path).parent_path().string();
+        return path.substr(0, slash);
+    }
 
     // Also notes whether `final_path` exists (a file another package owns: a clobber).
     std::string temp_name(const std::string& final_path) {
@@ -352,6 +415,8 @@ struct Placement {
     std::uint64_t expected_size = 0;
     bool executable = false;
 };
+
+}  // namespace
 
 std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::string, std::string>>& staged_and_final,
                                           const std::string& python, const std::string& wheel) {
@@ -388,8 +453,6 @@ std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::strin
     }
     return out;
 }
-
-}  // namespace
 
 // The header block of an email-style file (METADATA, WHEEL): "Key: value" lines up to the
 // first blank line; continuation lines are skipped.
@@ -591,7 +654,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         }
     }
     auto stream_members = [&](auto&&... args) {
-        if (unpacked) read_unpacked_members(wheel_path, args...);
+        if (unpacked) read_unpacked_members(wheel_path, members, args...);
         else read_wheel_members(wheel_path, args...);
     };
     stream_members(
@@ -683,8 +746,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     // ---- RECORD: installed paths relative to the directory holding .dist-info ----
     std::vector<RecordRow> rows;
     auto row_path = [&](const std::string& abs) {
-        std::string rel = generic(fs::path(abs).lexically_normal().lexically_relative(fs::path(root_dir).lexically_normal()));
-        return rel;
+        return relative_lexically(abs, root_dir);
     };
     for (const auto& w : written) {
         rows.push_back({row_path(w.final_path), record_hash_from_hex(w.digest.sha256), std::to_string(w.digest.size)});
@@ -696,9 +758,18 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     }
     const std::string record_abs = dist_info_abs + "/RECORD";
     rows.push_back({row_path(record_abs), "", ""});
-    write_file_atomically(staged(options, layout, record_abs), write_record(rows));
-    auto rd = digest_file(staged(options, layout, record_abs));
-    result.files.push_back({inside(record_abs, layout.prefix), "", rd.size});
+    const std::string record_text = write_record(rows);
+    if (options.stage.empty()) {
+        write_file_atomically(record_abs, record_text);
+    } else {
+        // In the stage, RECORD is one more new file: the swap of the whole stage is the atomic
+        // step (a temp name and a rename here would only add an fsync per wheel).
+        Writer record_writer(wheel_path, true);
+        FileDigest unused;
+        record_writer.write_whole(staged(options, layout, record_abs), record_text, false, unused);
+        record_writer.commit();
+    }
+    result.files.push_back({inside(record_abs, layout.prefix), "", record_text.size()});
     result.dist_info = inside(dist_info_abs, layout.prefix);
     return result;
 }

@@ -84,6 +84,12 @@ struct InstalledDist {
     std::string installer;           // INSTALLER's first line, "" when absent
 };
 // Every *.dist-info in the layout's purelib and platlib, sorted by name.
+// Bytecode for .py files written at their staged paths, each .pyc naming the file's final path
+// (compileall's ddir, as pypa/installer and conda compile), with `python`; returns the .pyc
+// files written (staged paths). EnvironmentError naming `what` when python fails.
+std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::string, std::string>>& staged_and_final,
+                                          const std::string& python, const std::string& what);
+
 std::vector<InstalledDist> installed_dists(const PythonLayout& layout);
 
 // Removes what `dist_info`'s RECORD lists (and the .pyc of each removed .py, and directories

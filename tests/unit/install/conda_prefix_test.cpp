@@ -135,6 +135,42 @@ TEST_CASE("noarch: python goes to the python's site-packages, python-scripts to 
     CHECK(rec["noarch"] == "python");
 }
 
+TEST_CASE("--compile: noarch: python .py files get bytecode from the env's python, recorded as pyc_file paths (conda's default)") {
+    World w("prefix-compile");
+    auto python = w.ch.add(python_pkg());
+    auto hello = w.ch.add(noarch_pkg("hello", "1.0"));
+    Lock lock = make_lock({python, hello});
+    auto o = options_for(w.prefix, w.cache);
+    o.compile = true;
+    install::install_lock(lock, o);
+    std::vector<std::string> pycs;
+    for (const auto& e : fs::directory_iterator(w.prefix / "lib/python3.8/site-packages/hello/__pycache__"))
+        pycs.push_back(e.path().filename().string());
+    std::sort(pycs.begin(), pycs.end());
+    REQUIRE(pycs.size() == 2);
+    CHECK(pycs[0].rfind("__init__.cpython-", 0) == 0);
+    CHECK(pycs[1].rfind("util.cpython-", 0) == 0);
+    // The .pyc names the installed file, not the stage it was compiled in.
+    std::string pyc = read_bytes(w.prefix / "lib/python3.8/site-packages/hello/__pycache__" / pycs[1]);
+    CHECK(pyc.find((w.prefix / "lib/python3.8/site-packages/hello/util.py").string()) != std::string::npos);
+    CHECK(pyc.find(".envlock-staging") == std::string::npos);
+    json rec = json::parse(read_bytes(w.prefix / "conda-meta/hello-1.0-pyhd8ed1ab_0.json"));
+    int recorded = 0;
+    for (const auto& p : rec["paths_data"]["paths"])
+        if (p["path_type"] == "pyc_file") {
+            ++recorded;
+            CHECK(std::find(rec["files"].begin(), rec["files"].end(), p["_path"]) != rec["files"].end());
+        }
+    CHECK(recorded == 2);
+    CHECK(verify_prefix(w.prefix).empty());
+    // Without --compile nothing is compiled: bytecode only on request, as for wheels.
+    World plain("prefix-nocompile");
+    auto python2 = plain.ch.add(python_pkg());
+    auto hello2 = plain.ch.add(noarch_pkg("hello", "1.0"));
+    plain.install(make_lock({python2, hello2}));
+    CHECK(!fs::exists(plain.prefix / "lib/python3.8/site-packages/hello/__pycache__"));
+}
+
 TEST_CASE("an update removes what the new lock drops (with the __pycache__ of its .py), adds and replaces, keeps the rest untouched") {
     World w("prefix-update");
     auto python = w.ch.add(python_pkg());
