@@ -128,17 +128,11 @@ void write_file_atomically(const std::string& path, std::string_view content) {
         if (err == ENOENT || err == ENOTDIR) throw InputError(path + ": no such directory: " + dir.string());
         throw EnvironmentError(path + ": cannot create a temporary file beside it: " + std::strerror(err));
     }
-    size_t written = 0;
-    while (written < content.size()) {
-        ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            throw EnvironmentError(path + ": write failed: " + std::strerror(err));
-        }
-        written += static_cast<size_t>(n);
+    if (!write_fully(fd, content)) {
+        int err = errno;
+        ::close(fd);
+        ::unlink(tmpl.c_str());
+        throw EnvironmentError(path + ": write failed: " + std::strerror(err));
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         int err = errno;
@@ -151,6 +145,20 @@ void write_file_atomically(const std::string& path, std::string_view content) {
         ::unlink(tmpl.c_str());
         throw EnvironmentError(path + ": cannot move the new file into place: " + std::strerror(err));
     }
+}
+
+bool write_fully(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) {
+            errno = EIO;
+            return false;
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
 }
 
 }  // namespace envlock

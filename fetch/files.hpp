@@ -24,4 +24,7 @@ void write_file_atomically(const std::string& path, std::string_view content);
 // non-regular file, or a path under /dev or /proc, which no rename can replace.
 void check_output_path(const std::string& path, std::string_view what = "");
 
+// All of `bytes` to `fd`, retrying short writes and EINTR; false on an error (errno set).
+bool write_fully(int fd, std::string_view bytes);
+
 }  // namespace envlock

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fetch/files.hpp"
 #include "fetch/url.hpp"
 #include "resolver/lock/sha256.hpp"
 
@@ -126,16 +127,7 @@ bool cache_write(const fs::path& dir, std::string_view url, std::string_view key
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return false;
     // Two write() calls for the whole entry, not one per 4 KiB of a stdio buffer.
-    auto write_all = [&](std::string_view bytes) {
-        while (!bytes.empty()) {
-            ssize_t n = ::write(fd, bytes.data(), bytes.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return false;
-            bytes.remove_prefix(static_cast<std::size_t>(n));
-        }
-        return true;
-    };
-    bool ok = write_all(header) && write_all(body);
+    bool ok = write_fully(fd, header) && write_fully(fd, body);
     ok = ::close(fd) == 0 && ok;
     if (ok) fs::rename(temp, path, ec);
     if (!ok || ec) {

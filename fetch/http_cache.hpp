@@ -44,8 +44,8 @@ std::optional<CacheEntry> cache_read(const std::filesystem::path& cache_dir, std
                                      std::string_view key = {});
 // Atomic (temp + rename). Honours "no-store" by storing nothing. Returns false when the cache
 // cannot be written (the fetch still succeeds; a read-only cache is not fatal). `header`, when
-// given, receives the header line written (see CacheEntry::header). The body is written in
-// one call and synced once, before the rename.
+// given, receives the header line written (see CacheEntry::header). The entry is written in
+// two calls and not fsynced: one torn by a crash fails cache_read's size check and is fetched again.
 bool cache_write(const std::filesystem::path& cache_dir, std::string_view url, std::string_view key,
                  const CacheEntry& meta, std::string_view body, std::string* header = nullptr);
 // After a 304: the stored body is current as of now.

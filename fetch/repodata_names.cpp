@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <random>
 
+#include "fetch/files.hpp"
+
 namespace envlock::fetch {
 
 namespace {
@@ -92,16 +94,7 @@ bool save_name_index(const std::string& path, const SparseRepodata& rd, std::str
     std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return false;
-    auto write_all = [&](std::string_view bytes) {
-        while (!bytes.empty()) {
-            ssize_t n = ::write(fd, bytes.data(), bytes.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return false;
-            bytes.remove_prefix(static_cast<std::size_t>(n));
-        }
-        return true;
-    };
-    bool ok = write_all(index) && (!decoded || write_all(rd.document()));
+    bool ok = write_fully(fd, index) && (!decoded || write_fully(fd, rd.document()));
     // A decoded document is the only copy of what the records are read from: on disk before
     // the name is (an index alone is checked against the entry on every use).
     if (ok && decoded) ok = ::fsync(fd) == 0;

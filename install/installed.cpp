@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "install/json_text.hpp"
 #include "install/link.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -29,26 +30,6 @@ std::string package_id(const LockedPackage& p) {
     return std::string(kind_name(p.kind)) + ":" + p.name + "=" + p.version + "=" + p.build + ":" + digest;
 }
 
-namespace {
-
-// A JSON string as nlohmann's dump writes it; the rare string needing escapes goes through
-// nlohmann itself (which also refuses invalid UTF-8, as before).
-void put_string(std::string& out, const std::string& v) {
-    bool plain = std::all_of(v.begin(), v.end(), [](char c) {
-        auto u = static_cast<unsigned char>(c);
-        return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
-    });
-    if (plain) {
-        out += '"';
-        out += v;
-        out += '"';
-    } else {
-        out += json(v).dump();
-    }
-}
-
-}  // namespace
-
 // The bytes nlohmann's dump(1) writes for this document (sorted keys, one-space indent), written
 // straight into one string: a state has a row per installed file (30,000 in a large env), and
 // building a json tree of them cost a third of a second of a warm install.
@@ -61,7 +42,7 @@ std::string state_json(const PrefixState& s) {
         out += '"';
         out += key;
         out += "\": ";
-        put_string(out, value);
+        put_json_string(out, value);
         out += last ? "\n" : ",\n";
     };
     out += "{\n \"envlock-state\": 1,\n";
@@ -84,14 +65,14 @@ std::string state_json(const PrefixState& s) {
                 for (size_t k = 0; k < p.files.size(); ++k) {
                     const InstalledFile& f = p.files[k];
                     out += "    [\n     ";
-                    put_string(out, f.path);
+                    put_json_string(out, f.path);
                     out += ",\n     ";
-                    put_string(out, f.sha256);
+                    put_json_string(out, f.sha256);
                     out += ",\n     ";
                     out += std::to_string(f.size);
                     if (!f.link_target.empty()) {
                         out += ",\n     ";
-                        put_string(out, f.link_target);
+                        put_json_string(out, f.link_target);
                     }
                     out += k + 1 < p.files.size() ? "\n    ],\n" : "\n    ]\n";
                 }

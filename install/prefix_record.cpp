@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "install/json_text.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::install {
@@ -13,23 +14,6 @@ std::string prefix_record_filename(const PrefixRecord& r) { return r.name + "-" 
 
 namespace {
 
-// JSON text as nlohmann's dump(2) writes it (sorted keys, two-space indent), written straight
-// into one string: a record has one entry per file, and building a json tree for each was
-// most of a warm install's user time.
-void put_string(std::string& out, const std::string& v) {
-    bool plain = std::all_of(v.begin(), v.end(), [](char c) {
-        auto u = static_cast<unsigned char>(c);
-        return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
-    });
-    if (plain) {
-        out += '"';
-        out += v;
-        out += '"';
-    } else {
-        out += json(v).dump();   // escapes, and refuses invalid UTF-8, as before
-    }
-}
-
 void put_strings(std::string& out, const std::vector<std::string>& v, int indent) {
     if (v.empty()) {
         out += "[]";
@@ -39,7 +23,7 @@ void put_strings(std::string& out, const std::vector<std::string>& v, int indent
     out += "[\n";
     for (size_t i = 0; i < v.size(); ++i) {
         out += pad;
-        put_string(out, v[i]);
+        put_json_string(out, v[i]);
         out += i + 1 < v.size() ? ",\n" : "\n";
     }
     out.append(indent, ' ');
@@ -57,7 +41,7 @@ void put_object(std::string& out, std::vector<std::pair<std::string, std::string
     out += "{\n";
     for (size_t i = 0; i < members.size(); ++i) {
         out += pad;
-        put_string(out, members[i].first);
+        put_json_string(out, members[i].first);
         out += ": ";
         out += members[i].second;
         out += i + 1 < members.size() ? ",\n" : "\n";
@@ -68,7 +52,7 @@ void put_object(std::string& out, std::vector<std::pair<std::string, std::string
 
 std::string rendered(const std::string& v) {
     std::string out;
-    put_string(out, v);
+    put_json_string(out, v);
     return out;
 }
 
@@ -87,7 +71,7 @@ void put_path(std::string& out, const PrefixPath& p) {
         out += '"';
         out += key;
         out += "\": ";
-        if (quoted) put_string(out, value);
+        if (quoted) put_json_string(out, value);
         else out += value;
         out += last ? "\n" : ",\n";
     };

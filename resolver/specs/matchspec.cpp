@@ -502,6 +502,10 @@ MatchSpec MatchSpec::parse(std::string_view text) {
     // A name holding '@' prints like the legacy "feature@" form ("&@~" is the name "&@": found
     // by fuzz/matchspec); conda package names never hold one.
     if (m.name.find('@') != std::string::npos) fail("'@' in the package name '" + m.name + "'");
+    // A channel or subdir holding brackets reads back as a bracket section (found by
+    // fuzz/matchspec: "numpy[channel=a[channel=a]]"); no channel name or URL holds one.
+    if (m.channel.find_first_of("[]") != std::string::npos || m.subdir.find_first_of("[]") != std::string::npos)
+        fail("'[' or ']' in a channel or subdir");
     auto both_quotes = [](std::string_view v) { return v.find('\'') != std::string_view::npos && v.find('"') != std::string_view::npos; };
     if (both_quotes(m.version.str()) || both_quotes(m.build) || both_quotes(m.build_number))
         fail("a version or build holding both ' and \"");

@@ -679,3 +679,11 @@ TEST_CASE("a package name holding '@' is refused; 'feature@' stays a track_featu
     CHECK_THROWS_AS(MatchSpec::parse("num@py >=1"), envlock::InputError);
     CHECK(MatchSpec::parse("mkl@").extra.at("track_features") == "mkl");
 }
+
+// Found by fuzz/matchspec (issue 20, session 5): the channel "defa4numpy[channel=defa4]" printed
+// as "defa4numpy[channel=defa4]::numpy", which reads back as another spec. No channel holds a
+// bracket.
+TEST_CASE("a channel or subdir holding a bracket is refused") {
+    CHECK_THROWS_AS(MatchSpec::parse("numpy[channel=defa4numpy[channel=defa4]]"), envlock::InputError);
+    CHECK(MatchSpec::parse("numpy[channel=conda-forge]").str() == "conda-forge::numpy");
+}
