@@ -506,6 +506,9 @@ MatchSpec MatchSpec::parse(std::string_view text) {
     // fuzz/matchspec: "numpy[channel=a[channel=a]]"); no channel name or URL holds one.
     if (m.channel.find_first_of("[]") != std::string::npos || m.subdir.find_first_of("[]") != std::string::npos)
         fail("'[' or ']' in a channel or subdir");
+    // Nor a space before "::" ("nupkL*G :://p" printed back without it: found by fuzz/matchspec).
+    if (m.channel.find_first_of(" \t") != std::string::npos || m.subdir.find_first_of(" \t") != std::string::npos)
+        fail("a space in a channel or subdir");
     auto both_quotes = [](std::string_view v) { return v.find('\'') != std::string_view::npos && v.find('"') != std::string_view::npos; };
     if (both_quotes(m.version.str()) || both_quotes(m.build) || both_quotes(m.build_number))
         fail("a version or build holding both ' and \"");

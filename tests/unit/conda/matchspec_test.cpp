@@ -686,4 +686,5 @@ TEST_CASE("a package name holding '@' is refused; 'feature@' stays a track_featu
 TEST_CASE("a channel or subdir holding a bracket is refused") {
     CHECK_THROWS_AS(MatchSpec::parse("numpy[channel=defa4numpy[channel=defa4]]"), envlock::InputError);
     CHECK(MatchSpec::parse("numpy[channel=conda-forge]").str() == "conda-forge::numpy");
+    CHECK_THROWS_AS(MatchSpec::parse("nupkL*G /: P/://P=p=py38_0"), envlock::InputError);   // a space in the channel
 }
