@@ -342,7 +342,7 @@ MatchSpec MatchSpec::parse(std::string_view text) {
         } catch (const InputError& e) {
             fail(e.what());
         }
-        m.name = f.name;
+        m.name = lower(f.name);   // folded as any spec's name (found by fuzz/matchspec: "numpyJ-1-0.tar.bz2")
         m.version = VersionSpec::parse(f.version);
         m.build = f.build;
         m.extra["fn"] = f.name + "-" + f.version + "-" + f.build + f.extension;

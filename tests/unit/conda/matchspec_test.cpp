@@ -688,3 +688,11 @@ TEST_CASE("a channel or subdir holding a bracket is refused") {
     CHECK(MatchSpec::parse("numpy[channel=conda-forge]").str() == "conda-forge::numpy");
     CHECK_THROWS_AS(MatchSpec::parse("nupkL*G /: P/://P=p=py38_0"), envlock::InputError);   // a space in the channel
 }
+
+// Found by the CI's brief fuzz run (issue 20, session 5): a package file name with capitals kept
+// them in the spec's name, which the printed form then folded: "numpyJ" read back as "numpyj".
+TEST_CASE("a spec given as a package file folds its name to lower case, as any spec does") {
+    auto m = MatchSpec::parse("numpyJ-1.19.5-py38_0.tar.bz2");
+    CHECK(m.name == "numpyj");
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+}
