@@ -6,5 +6,8 @@ bash scripts/setup.sh
 (cd build && ctest --output-on-failure -j"$(nproc)")
 # Then every libFuzzer target briefly (issue 20): 15 s each, as many at once as there are cores,
 # libFuzzer's seed fixed so that a finding replays (scripts/fuzz.sh prints the input's path);
-# built at -O0, which compiles in half the time and is fast enough for 15 s.
-FUZZ_OPT=-O0 FUZZ_JOBS="$(nproc)" FUZZ_SEED=1 bash scripts/fuzz.sh all 15
+# built at -O0, which compiles in half the time and is fast enough for 15 s. A build or harness
+# failure fails the job; a crash the random search finds is reported with its input, not
+# failed on: it is rarely caused by the change under test, and every fixed finding is pinned
+# by a doctest case in the suite above, which does fail.
+FUZZ_REPORT_ONLY=1 FUZZ_OPT=-O0 FUZZ_JOBS="$(nproc)" FUZZ_SEED=1 bash scripts/fuzz.sh all 15
