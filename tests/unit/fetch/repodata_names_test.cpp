@@ -19,6 +19,7 @@
 #include "fetch/index_sources.hpp"
 #include "fetch/padded_buffer.hpp"
 #include "fetch/repodata_names.hpp"
+#include "repodata_fixture.hpp"
 #include "temp_tree.hpp"
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
@@ -27,22 +28,12 @@ using namespace envlock;
 using namespace envlock::fetch;
 using envlock::test::HttpServer;
 using envlock::test::TempTree;
+using envlock::test::slurp;
+using envlock::test::zstd;
 
 namespace {
 
 const std::string kSnapshots = envlock::test::shared_dir() + "/snapshots";
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string zstd(const std::string& plain) {
-    std::string packed(ZSTD_compressBound(plain.size()), '\0');
-    packed.resize(ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3));
-    return packed;
-}
 
 // Every field the solver or the lock reads.
 std::string key_of(const IndexRecord& r) {
