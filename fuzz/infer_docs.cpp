@@ -16,14 +16,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& block : infer::markdown_code_blocks(text)) (void)infer::shell_commands(block.text, block.first_line);
     (void)infer::shell_commands(text, 1);
     (void)infer::read_dockerfile(text);
-    RepoFiles repo;
-    repo.files[file] = text;
-    Spec spec;
-    try {
-        spec = infer_spec(repo, "repo");
-    } catch (const Error&) {
-        return 0;
-    }
-    fuzz::check_spec_round_trip(spec);
+    fuzz::check_inferred_checkout(file, text);
     return 0;
 }

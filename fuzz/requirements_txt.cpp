@@ -10,14 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string input(fuzz::text(data, size));
     for (const auto& item : infer::read_requirements_txt(input))
         if (item.kind == infer::PipItem::Kind::requirement) (void)infer::classify_pip_argument(item.value, item.editable);
-    RepoFiles repo;
-    repo.files["requirements.txt"] = input;
-    Spec spec;
-    try {
-        spec = infer_spec(repo, "repo");
-    } catch (const Error&) {
-        return 0;
-    }
-    fuzz::check_spec_round_trip(spec);
+    fuzz::check_inferred_checkout("requirements.txt", input);
     return 0;
 }

@@ -17,14 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)read_package_requirements({{"setup.py", input}});
     } catch (const Error&) {
     }
-    RepoFiles repo;
-    repo.files["setup.py"] = input;
-    Spec spec;
-    try {
-        spec = infer_spec(repo, "repo");
-    } catch (const Error&) {
-        return 0;
-    }
-    fuzz::check_spec_round_trip(spec);
+    fuzz::check_inferred_checkout("setup.py", input);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fuzz/fuzz.hpp"
+#include "resolver/infer/infer.hpp"
 #include "resolver/lock/spec_io.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -29,6 +30,20 @@ inline void check_spec_round_trip(const Spec& spec) {
     }
     std::string json_again = spec_to_json(from_json).dump();
     property(json_again == json, "spec_to_json(spec_from_json(j)) == j", json, json_again);
+}
+
+// A checkout holding one file, `path` with `text`, inferred; bad input (Error) is the
+// documented answer, anything else must round-trip.
+inline void check_inferred_checkout(const std::string& path, const std::string& text) {
+    RepoFiles repo;
+    repo.files[path] = text;
+    Spec spec;
+    try {
+        spec = infer_spec(repo, "repo");
+    } catch (const Error&) {
+        return;
+    }
+    check_spec_round_trip(spec);
 }
 
 }  // namespace envlock::fuzz
