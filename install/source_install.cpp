@@ -137,8 +137,8 @@ SourceInstall install_source(const LockedPackage& package, const PythonLayout& l
     std::map<std::string, std::string> vars = current_environment();
     for (const auto& k : env.unset) vars.erase(k);
     for (const auto& [k, v] : env.set) vars[k] = v;
-    char tmpl[] = "/tmp/envlock-build-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw EnvironmentError(std::string("cannot create a build directory: ") + std::strerror(errno));
+    std::string tmpl = (fs::temp_directory_path() / "envlock-build-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw EnvironmentError(std::string("cannot create a build directory: ") + std::strerror(errno));
     std::string out_dir = tmpl;
     auto ran = run_process({options.python, "-c", kBuildScript, options.editable ? "editable" : "wheel", out_dir},
                            options.timeout_seconds, ProcessOptions{checkout, vars});

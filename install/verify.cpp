@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -609,7 +611,9 @@ std::vector<VerifyCheck> build_extensions(const Lock& lock, const VerifyInputs& 
 std::string default_work_dir(const VerifyInputs& in) {
     if (!in.work_dir.empty()) return in.work_dir;
     if (!in.prefix.empty()) return (fs::path(in.prefix) / ".envlock/verify").string();
-    return (fs::temp_directory_path() / ("envlock-verify-" + std::to_string(::getpid()))).string();
+    std::string tmpl = (fs::temp_directory_path() / "envlock-verify-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw EnvironmentError("verify: cannot create " + tmpl + ": " + std::strerror(errno));
+    return tmpl;
 }
 
 }  // namespace
@@ -813,13 +817,11 @@ std::pair<std::string, std::string> env_torch(const std::map<std::string, std::s
     }
 }
 
-VerifyReport verify_lock(const Lock& lock, const VerifyInputs& in, const kb::Knowledge& k) {
+namespace {
+
+VerifyReport verify_in(const Lock& lock, const VerifyInputs& in, const kb::Knowledge& k, const std::string& work_dir) {
     VerifyReport report;
     auto& chosen = report.toolchain;
-    std::string work_dir = default_work_dir(in);
-    std::error_code ec;
-    fs::create_directories(work_dir, ec);
-    if (ec) throw EnvironmentError("verify: cannot create " + work_dir + ": " + ec.message());
     if (!in.prefix.empty()) {
         std::string python = (fs::path(in.prefix) / "bin/python").string();
         if (executable(python)) {
@@ -843,6 +845,29 @@ VerifyReport verify_lock(const Lock& lock, const VerifyInputs& in, const kb::Kno
         }
     }
     return report;
+}
+
+}  // namespace
+
+VerifyReport verify_lock(const Lock& lock, const VerifyInputs& in, const kb::Knowledge& k) {
+    // Without a prefix or --work-dir the logs go to a temporary folder, kept only when a failed
+    // check points at its log there, so that other runs leave nothing behind.
+    const bool temporary = in.work_dir.empty() && in.prefix.empty();
+    std::string work_dir = default_work_dir(in);
+    std::error_code ec;
+    fs::create_directories(work_dir, ec);
+    if (ec) throw EnvironmentError("verify: cannot create " + work_dir + ": " + ec.message());
+    try {
+        VerifyReport report = verify_in(lock, in, k, work_dir);
+        bool logs_needed = false;
+        for (const auto& c : report.checks)
+            if (c.status == CheckStatus::failed && c.log.rfind(work_dir, 0) == 0) logs_needed = true;
+        if (temporary && !logs_needed) fs::remove_all(work_dir, ec);
+        return report;
+    } catch (...) {
+        if (temporary) fs::remove_all(work_dir, ec);
+        throw;
+    }
 }
 
 nlohmann::json report_json(const VerifyReport& r) {

@@ -49,7 +49,7 @@ struct VerifyInputs {
     std::map<std::string, std::string> env;           // the caller's environment (PATH, CC, CXX …)
     std::string prefix;                               // the installed env; "" = toolchain and probe only
     std::string lock_dir;                             // the lock's folder: extensions' `in` are looked up beside it too
-    std::string work_dir;                             // logs and the probe; "" = <prefix>/.envlock/verify (else a temp dir)
+    std::string work_dir;                             // logs and the probe; "" = <prefix>/.envlock/verify, else a temp dir kept only for a failed check's log
     bool probe = true;
     bool build_extensions = false;
     int build_timeout_seconds = 3600;

@@ -423,8 +423,8 @@ std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::strin
     if (staged_and_final.empty()) return {};
     std::string list;
     for (const auto& [s, f] : staged_and_final) list += s + "\t" + f + "\n";
-    char tmpl[] = "/tmp/envlock-compile-XXXXXX";
-    int fd = ::mkstemp(tmpl);
+    std::string tmpl = (fs::temp_directory_path() / "envlock-compile-XXXXXX").string();
+    int fd = ::mkstemp(tmpl.data());
     if (fd < 0) throw EnvironmentError(std::string("cannot create a temp file for --compile: ") + std::strerror(errno));
     ::close(fd);
     write_file_atomically(tmpl, list);
@@ -438,7 +438,7 @@ std::vector<std::string> compile_bytecode(const std::vector<std::pair<std::strin
         "        pyc = importlib.util.cache_from_source(staged)\n"
         "        if os.path.exists(pyc): print(pyc)\n";
     auto r = run_process({python, "-Wi", "-c", script, tmpl}, 600);
-    ::unlink(tmpl);
+    ::unlink(tmpl.c_str());
     if (r.exit_code != 0)
         throw EnvironmentError("compiling the bytecode of " + wheel + " with " + python + " failed (exit " +
                                std::to_string(r.exit_code) + "): " + r.out);

@@ -5,10 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <string>
 #include <stdexcept>
 
 extern char** environ;
@@ -17,20 +17,38 @@ namespace envlock::test {
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
+// An unnamed file: a test process that dies mid-run leaves nothing behind.
+int anonymous_file() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = tmp && *tmp ? tmp : "/tmp";
+    int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    std::string path = dir + "/envlock-test-output-XXXXXX";
+    fd = ::mkstemp(path.data());
+    if (fd >= 0) ::unlink(path.c_str());
+    return fd;
+}
+
+std::string read_all(int fd) {
+    std::string text;
+    char buffer[65536];
+    ::lseek(fd, 0, SEEK_SET);
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        text.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return text;
 }
 
 }  // namespace
 
 RunResult run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-    char out_path[] = "/tmp/envlock-test-out-XXXXXX";
-    char err_path[] = "/tmp/envlock-test-err-XXXXXX";
-    int out_fd = mkstemp(out_path);
-    int err_fd = mkstemp(err_path);
+    int out_fd = anonymous_file();
+    int err_fd = anonymous_file();
     if (out_fd < 0 || err_fd < 0) throw std::runtime_error("cannot create temp files");
 
     posix_spawn_file_actions_t actions;
@@ -59,18 +77,14 @@ RunResult run_program(const std::vector<std::string>& argv, const std::vector<st
     pid_t pid = 0;
     int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
-    close(out_fd);
-    close(err_fd);
     RunResult result;
     if (rc == 0) {
         int status = 0;
         waitpid(pid, &status, 0);
         result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
-    result.out = slurp(out_path);
-    result.err = slurp(err_path);
-    std::remove(out_path);
-    std::remove(err_path);
+    result.out = read_all(out_fd);
+    result.err = read_all(err_fd);
     if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
     return result;
 }

@@ -7,6 +7,7 @@
 
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace fs = std::filesystem;
 using envlock::test::Fault;
@@ -16,7 +17,7 @@ using envlock::test::run_program;
 namespace {
 
 fs::path make_tree() {
-    fs::path root = fs::temp_directory_path() / ("envlock-httpserver-" + std::to_string(::getpid()));
+    fs::path root = envlock::test::scratch_dir("httpserver");
     fs::create_directories(root / "dir");
     std::ofstream(root / "dir" / "file.txt") << std::string(4000, 'x') << "END";
     std::ofstream(root / "dir" / "index.html") << "<html>index</html>";

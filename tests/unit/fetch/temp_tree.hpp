@@ -7,18 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "tests/support/scratch.hpp"
 
 namespace envlock::test {
 
 class TempTree {
 public:
-    TempTree() {
-        static std::atomic<int> counter{0};
-        path_ = std::filesystem::temp_directory_path() /
-                ("envlock-fetch-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        std::filesystem::remove_all(path_);
-        std::filesystem::create_directories(path_);
-    }
+    TempTree() : path_(scratch_dir("fetch-test")) {}
     ~TempTree() {
         std::error_code ec;
         std::filesystem::remove_all(path_, ec);

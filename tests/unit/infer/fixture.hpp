@@ -8,14 +8,14 @@
 
 #include "resolver/infer/infer.hpp"
 #include "resolver/lock/spec.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace envlock::test {
 
 class FixtureRepo {
 public:
     explicit FixtureRepo(const std::string& name) {
-        std::random_device rd;
-        base_ = std::filesystem::temp_directory_path() / ("envlock-infer-" + std::to_string(rd()));
+        base_ = scratch_dir("infer");
         root_ = base_ / name;
         std::filesystem::create_directories(root_);
     }

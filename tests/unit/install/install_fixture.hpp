@@ -25,6 +25,7 @@
 #include "tests/mirror/archive.hpp"
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace envlock::test {
 
@@ -141,8 +142,7 @@ inline std::string build_conda(const PkgSpec& s) {
 }
 
 inline fs::path make_temp_dir(const std::string& tag) {
-    std::string tmpl = (fs::temp_directory_path() / ("envlock-install-" + tag + "-XXXXXX")).string();
-    return fs::path(mkdtemp(tmpl.data()));
+    return scratch_dir("install-" + tag);
 }
 
 inline void write_bytes(const fs::path& p, const std::string& bytes) {

@@ -12,6 +12,7 @@
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/lock/lock.hpp"
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 using envlock::test::run_envlock;
 using nlohmann::json;
@@ -51,9 +52,7 @@ TEST_CASE("check on a lock made with the old facts: out of date, naming the rows
     p.version = "1.4.0";
     p.sha256 = std::string(64, 'a');
     lock.packages.push_back(p);
-    std::random_device rd;
-    auto dir = std::filesystem::temp_directory_path() / ("envlock-oldfacts-" + std::to_string(rd()));
-    std::filesystem::create_directories(dir);
+    auto dir = envlock::test::scratch_dir("oldfacts");
     std::ofstream(dir / "envlock.yaml") << envlock::write_lock(lock);
     auto r = run_envlock({"check", (dir / "envlock.yaml").string()});
     auto j = run_envlock({"check", (dir / "envlock.yaml").string(), "--json"});

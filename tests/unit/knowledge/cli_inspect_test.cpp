@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 using envlock::test::run_envlock;
 using nlohmann::json;
@@ -72,7 +73,7 @@ TEST_CASE("unknown GPU, driver, CUDA or torch exit 2 with a message") {
 }
 
 TEST_CASE("--knowledge FILE extends the answers") {
-    auto path = std::filesystem::temp_directory_path() / "envlock-site-knowledge.yaml";
+    auto path = envlock::test::scratch_dir("site-knowledge") / "envlock-site-knowledge.yaml";
     std::ofstream(path) << "gpus:\n  - {name: \"NVIDIA GeForce RTX 3080\", cc: \"8.6\", source: \"site inventory\"}\n";
     auto r = run_envlock({"inspect", "gpu", "RTX 3080", "--knowledge", path.string()});
     CHECK(r.exit_code == 0);
@@ -85,7 +86,7 @@ TEST_CASE("--knowledge FILE extends the answers") {
 }
 
 TEST_CASE("knowledge files in the config folder are read") {
-    auto dir = std::filesystem::temp_directory_path() / "envlock-config-test";
+    auto dir = envlock::test::scratch_dir("config");
     std::filesystem::create_directories(dir / "knowledge");
     std::ofstream(dir / "knowledge" / "site.yaml") << "gpus:\n  - {name: \"Site Accelerator X1\", cc: \"8.0\", source: \"site\"}\n";
     auto r = run_envlock({"inspect", "gpu", "Site Accelerator X1"}, {"ENVLOCK_CONFIG_DIR=" + dir.string()});

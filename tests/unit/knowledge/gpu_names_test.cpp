@@ -16,6 +16,7 @@
 
 #include "resolver/knowledge/knowledge.hpp"
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace kb = envlock::knowledge;
 using envlock::test::run_envlock;
@@ -242,8 +243,7 @@ TEST_CASE("--gpu with an unknown name exits 2 with did-you-mean and the sm_XY wa
 }
 
 TEST_CASE("a target file's GPU given by name only gets its sm; an unknown name exits 2 naming the file") {
-    auto dir = std::filesystem::temp_directory_path() / "envlock-gpu-names-test";
-    std::filesystem::create_directories(dir);
+    auto dir = envlock::test::scratch_dir("gpu-names");
     std::ofstream(dir / "good.yaml") << "gpus:\n- name: NVIDIA A100-SXM4-80GB\n";
     std::ofstream(dir / "bad.yaml") << "gpus:\n- name: NVIDIA A100-SXM4-80GB\n- name: GeForce RTX 3060 Tii\n";
     auto good = run_envlock({"detect", "--target", (dir / "good.yaml").string(), "--json"});

@@ -11,6 +11,7 @@
 #include "resolver/specs/errors.hpp"
 #include "resolver/lock/json_schema.hpp"
 #include "resolver/knowledge/knowledge.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace kb = envlock::knowledge;
 namespace fs = std::filesystem;
@@ -387,8 +388,7 @@ TEST_CASE("cpp_extension's nvcc check: minor mismatch warns, major mismatch fail
 }
 
 TEST_CASE("a knowledge folder lists its YAML files in name order") {
-    auto dir = fs::temp_directory_path() / "envlock-knowledge-dir-test";
-    fs::create_directories(dir);
+    auto dir = envlock::test::scratch_dir("knowledge-dir");
     std::ofstream(dir / "b.yaml") << "gpus: []\n";
     std::ofstream(dir / "a.yml") << "gpus: []\n";
     std::ofstream(dir / "notes.txt") << "x\n";

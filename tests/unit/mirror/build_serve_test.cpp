@@ -9,6 +9,7 @@
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
 #include "tests/unit/mirror/mirror_fixture.hpp"
+#include "tests/support/scratch.hpp"
 
 using namespace envlock::mirror;
 using namespace envlock::mirror::test;
@@ -52,8 +53,7 @@ TEST_CASE("a served mirror answers find-links downloads with the bytes the page'
 }
 
 TEST_CASE("the mmdet3d repository's commit ids are the same on every build") {
-    char tmpl[] = "/tmp/envlock-mirror-git-XXXXXX";
-    fs::path base = mkdtemp(tmpl);
+    fs::path base = envlock::test::scratch_dir("mirror-git");
     auto releases = builtin_tables().mmdet3d;
     make_mmdet3d_repo((base / "a").string(), releases);
     make_mmdet3d_repo((base / "b").string(), releases);
@@ -64,8 +64,7 @@ TEST_CASE("the mmdet3d repository's commit ids are the same on every build") {
 }
 
 TEST_CASE("building into an existing folder replaces it whole") {
-    char tmpl[] = "/tmp/envlock-mirror-replace-XXXXXX";
-    fs::path base = mkdtemp(tmpl);
+    fs::path base = envlock::test::scratch_dir("mirror-replace");
     fs::path out = base / "m";
     fs::create_directories(out / "stale");
     MirrorOptions options;
@@ -86,8 +85,7 @@ TEST_CASE("an empty output folder is bad input") {
 }
 
 TEST_CASE("a malformed facts file is reported by name and stops the build") {
-    char tmpl[] = "/tmp/envlock-mirror-badfacts-XXXXXX";
-    fs::path shared = mkdtemp(tmpl);
+    fs::path shared = envlock::test::scratch_dir("mirror-badfacts");
     fs::create_directories(shared / "facts");
     {
         std::ofstream(shared / "facts" / "torch.yaml") << "releases: [\n  - torch: 1.9.1\n  bad: : :\n";
@@ -108,8 +106,7 @@ TEST_CASE("envlock-mirror serve refuses a folder that is not a built mirror") {
 }
 
 TEST_CASE("envlock index list reads the mirror's find-links pages: torch per the torch table, mmcv-full per the matrix") {
-    char tmpl[] = "/tmp/envlock-mirror-cache-XXXXXX";
-    std::string cache = mkdtemp(tmpl);
+    std::string cache = envlock::test::scratch_dir("mirror-cache").string();
     std::string root = "file://" + builtin_mirror().dir.string();
     auto torch = envlock::test::run_envlock(
         {"index", "list", "torch", "--find-links", root + "/whl/torch_stable.html", "--cache-dir", cache});

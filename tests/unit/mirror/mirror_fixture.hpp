@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/mirror/mirror.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace envlock::mirror::test {
 
@@ -33,8 +34,7 @@ struct BuiltMirror {
 
 inline std::unique_ptr<BuiltMirror> build_into_temp(const MirrorOptions& options, const std::string& name) {
     auto m = std::make_unique<BuiltMirror>();
-    char tmpl[] = "/tmp/envlock-mirror-test-XXXXXX";
-    m->dir = std::filesystem::path(mkdtemp(tmpl)) / name;
+    m->dir = envlock::test::scratch_dir("mirror-test") / name;
     m->info = build_mirror(m->dir.string(), options);
     return m;
 }

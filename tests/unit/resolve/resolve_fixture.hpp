@@ -13,6 +13,7 @@
 #include "tests/mirror/mirror.hpp"
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace envlock::test {
 
@@ -29,8 +30,7 @@ inline std::string shared_dir_if_present() {
 inline const MirrorServer& mirror_server() {
     static MirrorServer m = [] {
         MirrorServer s;
-        char tmpl[] = "/tmp/envlock-resolve-mirror-XXXXXX";
-        s.dir = mkdtemp(tmpl);
+        s.dir = scratch_dir("resolve-mirror");
         mirror::MirrorOptions options;
         options.shared_dir = shared_dir_if_present();
         mirror::build_mirror((s.dir / "m").string(), options);
@@ -41,8 +41,7 @@ inline const MirrorServer& mirror_server() {
 }
 
 inline std::filesystem::path temp_dir(const std::string& tag) {
-    std::string tmpl = "/tmp/envlock-resolve-" + tag + "-XXXXXX";
-    return mkdtemp(tmpl.data());
+    return scratch_dir("resolve-" + tag);
 }
 
 inline void write_file(const std::filesystem::path& path, const std::string& text) {

@@ -14,6 +14,7 @@
 
 #include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace envlock::test {
 
@@ -32,8 +33,7 @@ inline const SnapshotChannels& snapshot_channels() {
     static SnapshotChannels s = [] {
         namespace fs = std::filesystem;
         SnapshotChannels c;
-        char tmpl[] = "/tmp/envlock-snapshot-channels-XXXXXX";
-        c.dir = mkdtemp(tmpl);
+        c.dir = scratch_dir("snapshot-channels");
         const fs::path snap = snapshots_dir();
         struct Link { const char* channel; const char* subdir; const char* file; };
         const Link links[] = {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 using envlock::test::run_envlock;
 
@@ -43,7 +44,7 @@ TEST_CASE("envlock detect --gpu \"RTX 4090\" --driver 525.60.13 locks for that m
 TEST_CASE("envlock detect output round-trips through --target") {
     auto first = run_envlock({"detect", "--gpu", "sm_86", "--glibc", "2.31", "--cpu-flags", "avx,avx2"});
     REQUIRE(first.exit_code == 0);
-    auto path = std::filesystem::temp_directory_path() / "envlock-target-roundtrip.yaml";
+    auto path = envlock::test::scratch_dir("target-roundtrip") / "target.yaml";
     std::ofstream(path) << first.out;
     auto second = run_envlock({"detect", "--target", path.string()});
     std::filesystem::remove(path);

@@ -10,14 +10,14 @@
 #include <string>
 
 #include "resolver/knowledge/detect.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace envlock::test {
 
 class FakeMachine {
 public:
     FakeMachine() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "envlock-fake-XXXXXX").string();
-        root_ = mkdtemp(tmpl.data());
+        root_ = scratch_dir("fake-machine");
         std::filesystem::create_directories(root_ / "bin");
         std::filesystem::create_directories(root_ / "proc");
         std::filesystem::create_directories(root_ / "sys");

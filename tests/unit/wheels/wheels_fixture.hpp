@@ -14,6 +14,7 @@
 #include "install/python_env.hpp"
 #include "install/record.hpp"
 #include "tests/support/run_envlock.hpp"
+#include "tests/support/scratch.hpp"
 
 namespace envlock::test {
 
@@ -25,10 +26,7 @@ inline const char* kDebianPython = "/usr/bin/python3";
 
 struct TempDir {
     fs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/envlock-wheels-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
+    TempDir() : path(scratch_dir("wheels")) {}
     ~TempDir() {
         std::error_code ec;
         fs::remove_all(path, ec);
