@@ -232,6 +232,21 @@ void reset_record(IndexRecord& r) {
     r.depends_known = true;
 }
 
+// A top-level section given twice is malformed: JSON readers disagree on which copy counts
+// (Python's json keeps the last "info"; a streaming reader applied the first to the records
+// before the second, and the index reader the last to all: found by fuzz/repodata).
+class TopLevelKeys {
+public:
+    void see(std::string_view key) {
+        int bit = key == "info" ? 1 : key == "packages" ? 2 : key == "packages.conda" ? 4 : 0;
+        if (seen_ & bit) throw Malformed{"the top-level key '" + std::string(key) + "' appears twice"};
+        seen_ |= bit;
+    }
+
+private:
+    int seen_ = 0;
+};
+
 void read_info(od::object obj, const RepodataSource& source, Info& info) {
     for (auto field_result : obj) {
         od::field field = std::move(field_result);
@@ -285,9 +300,11 @@ public:
     void walk(od::document& doc) {
         od::object top = doc.get_object();
         bool need_info_first = false;
+        TopLevelKeys keys;
         for (auto field_result : top) {
             od::field field = std::move(field_result);
             std::string_view key = key_of(field);
+            keys.see(key);
             if (key == "info") {
                 read_info(field.value().get_object(), source_, info_);
                 info_seen_ = true;
@@ -304,8 +321,10 @@ public:
         if (need_info_first) {
             // Rare: "info" after "packages". Find it, then read the records.
             doc.rewind();
+            TopLevelKeys all_keys;
             for (auto field_result : doc.get_object()) {
                 od::field field = std::move(field_result);
+                all_keys.see(key_of(field));
                 if (key_of(field) == "info") read_info(field.value().get_object(), source_, info_);
             }
             info_seen_ = true;
@@ -563,9 +582,11 @@ SparseRepodata index_repodata(PaddedBuffer json, std::size_t offset, const Repod
     };
     try {
         od::document doc = parser.iterate(base, size, size + PaddedBuffer::kPadding);
+        TopLevelKeys keys;
         for (auto field_result : doc.get_object()) {
             od::field field = std::move(field_result);
             std::string_view key = key_of(field);
+            keys.see(key);
             if (key == "info") {
                 read_info(field.value().get_object(), source, info);
             } else if (key == "packages" || key == "packages.conda") {

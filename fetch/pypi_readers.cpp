@@ -214,6 +214,9 @@ std::optional<DistFilename> parse_dist_filename(std::string_view filename, std::
                 break;
             }
     if (split == std::string_view::npos || split == 0 || split + 1 >= stem.size()) return std::nullopt;
+    // A version that is not PEP 440 is skipped, as pip ≥ 22 does (packaging dropped LegacyVersion);
+    // read for one project "torch-*.0.0.tar.gz" was the version "*.0.0" (found by fuzz/pypi_json).
+    if (!pep440::Version::try_parse(stem.substr(split + 1))) return std::nullopt;
     d.name = stem.substr(0, split);
     d.version = stem.substr(split + 1);
     return d;

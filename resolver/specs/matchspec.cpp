@@ -382,9 +382,10 @@ MatchSpec MatchSpec::parse(std::string_view text) {
         std::string tail = rest.substr(close + 1);
         if (tail.find_first_of("[]") != std::string::npos) fail("multiple bracket sections not allowed");
         rest = rest.substr(0, open) + (trim(tail).empty() ? "" : " " + tail);
-    } else if (rest.find(']') != std::string::npos) {
-        fail("unbalanced ']'");
     }
+    // A ']' left outside the section ("ufnm17][]" once read as the name "ufnm17]", which printed
+    // back does not parse: found by fuzz/matchspec).
+    if (rest.find(']') != std::string::npos) fail("unbalanced ']'");
 
     // A trailing "(optional)" / "(key=value, …)" section, as conda writes in conda-meta. A
     // parenthesised version expression ("numpy (>=1.0,<1.5)|>2") is left for the version.
@@ -607,6 +608,16 @@ std::string quoted(std::string_view value) {
     return q + std::string(value) + q;
 }
 
+// The characters that end or nest an unquoted bracket value when the spec is read back: the
+// separators ',' and blanks, '=', the quotes, and '[' ']', which the reader counts to find the
+// section's end ("license=y[fo" printed unquoted lost its ']': found by fuzz/matchspec).
+constexpr std::string_view kEndsBareValue = ", \t='\"[]";
+
+std::string key_value(std::string_view key, std::string_view value) {
+    bool bare = value.find_first_of(kEndsBareValue) == std::string_view::npos;
+    return std::string(key) + "=" + (bare ? std::string(value) : quoted(value));
+}
+
 }  // namespace
 
 std::string MatchSpec::str() const {
@@ -616,7 +627,7 @@ std::string MatchSpec::str() const {
     if (channel_exact) out += channel;
     if (!subdir.empty()) {
         if (channel_exact) out += "/" + subdir;
-        else brackets.push_back("subdir=" + subdir);
+        else brackets.push_back(key_value("subdir", subdir));
     }
     out += (channel_exact ? "::" : "") + (name.empty() ? std::string("*") : name);
 
@@ -629,7 +640,10 @@ std::string MatchSpec::str() const {
         // An inner '*' ("1.*.*") is a text glob; "=1.*" would read back as a prefix, so quote it.
         // A version holding '@' compares as text, which only the bracket form keeps ("==@" is
         // a version the parser refuses).
-        if (v.find_first_of("><$^|,@") != std::string::npos || stem.find('*') != std::string_view::npos) {
+        // An operator before a trailing '*' ("==1.9.*" beside a build, "=1.9.*" from brackets)
+        // would print as "===1.9" (found by fuzz/matchspec): conda keeps such a text as written.
+        bool operator_glob = v.front() == '=' && v.back() == '*';
+        if (v.find_first_of("><$^|,@") != std::string::npos || stem.find('*') != std::string_view::npos || operator_glob) {
             brackets.push_back("version=" + quoted(v));
         } else if (starts_with(v, "!=") || starts_with(v, "~=")) {
             if (!build.empty()) brackets.push_back("version=" + quoted(v));
@@ -650,22 +664,18 @@ std::string MatchSpec::str() const {
         // ':' would read back as a channel separator, ' ' and '=' as field separators, '[' ']'
         // as brackets: such a build is only safe quoted inside brackets.
         if (build.find_first_of("><$^|,: =[]'\"") != std::string::npos) brackets.push_back("build=" + quoted(build));
-        else if (build.find('*') != std::string::npos) brackets.push_back("build=" + build);
-        else if (version_exact) out += "=" + build;
-        else brackets.push_back("build=" + build);
+        else if (version_exact && build.find('*') == std::string::npos) out += "=" + build;
+        else brackets.push_back(key_value("build", build));
     }
     if (!build_number.empty()) {
-        if (build_number.find_first_of(", ='\"") != std::string::npos) brackets.push_back("build_number=" + quoted(build_number));
-        else brackets.push_back("build_number=" + build_number);
+        brackets.push_back(key_value("build_number", build_number));
     }
     for (std::string_view key : field_names()) {
         auto it = extra.find(std::string(key));
         if (it == extra.end()) continue;
         if (key == "fn" && extra.count("url")) continue;
         if (key == "url" && channel_exact) continue;
-        const std::string& value = it->second;
-        if (value.find_first_of(", ='\"") != std::string::npos) brackets.push_back(std::string(key) + "=" + quoted(value));
-        else brackets.push_back(std::string(key) + "=" + value);
+        brackets.push_back(key_value(key, it->second));
     }
     if (!brackets.empty()) {
         out += "[";

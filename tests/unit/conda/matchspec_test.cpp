@@ -696,3 +696,43 @@ TEST_CASE("a spec given as a package file folds its name to lower case, as any s
     CHECK(m.name == "numpyj");
     CHECK(MatchSpec::parse(m.str()).str() == m.str());
 }
+
+// Found by the 10-minute fuzz/matchspec run (issue 20, session 5): the license value "y[fo"
+// printed unquoted as "*[license=y[fo]", whose '[' the reader counts, so the section never
+// closed. One table of characters decides when any bracket value is quoted.
+TEST_CASE("a bracket value holding '[' or ']' prints quoted and reads back") {
+    auto m = MatchSpec::parse("*[license='y[fo']");
+    CHECK(m.str() == "*[license='y[fo']");
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+    auto b = MatchSpec::parse("x[license='a]b']");
+    CHECK(b.str() == "x[license='a]b']");
+    CHECK(MatchSpec::parse(b.str()).str() == b.str());
+    CHECK(MatchSpec::parse("x[license=MIT]").str() == "x[license=MIT]");
+}
+
+// Found by fuzz/matchspec (issue 20, session 5): "ufnm17][]" read as the name "ufnm17]" with an
+// empty section; printed back as "ufnm17]" it did not parse. A ']' outside the section is refused
+// wherever it stands (conda's package names are [a-z0-9_.-]).
+TEST_CASE("a ']' outside the bracket section is refused before or after it") {
+    CHECK_THROWS_WITH_AS(MatchSpec::parse("ufnm17][]"), doctest::Contains("unbalanced ']'"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("numpy]"), envlock::InputError);
+    CHECK(MatchSpec::parse("numpy[]").name == "numpy");
+}
+
+// Found by CI's brief fuzz run (issue 20, session 6): "conda-a==4.3.21.post699+1dab9.*=py36h…_0"
+// keeps the version "==4.3.21.post699+1dab9.*" beside its build (conda strips "==" only without
+// a build: match_spec.py, _parse_spec_str), which means "== 4.3.21.post699+1dab9"
+// (conda/models/version.py drops a '.*' after '=='); the compact form printed "===4.3…".
+TEST_CASE("a version with an operator and a trailing '*' prints in brackets as written and reads back") {
+    for (const char* text : {"conda-a==4.3.21.post699+1dab9.*=py36h4a565cd_0", "x[version='=1.9.*']", "x[version='==1.9.*']"}) {
+        CAPTURE(text);
+        auto m = MatchSpec::parse(text);
+        auto again = MatchSpec::parse(m.str());
+        CHECK(again.str() == m.str());
+        CHECK(again.version.str() == m.version.str());
+    }
+    auto m = MatchSpec::parse("x ==1.9.*=py_0");
+    CHECK(m.str() == "x[version='==1.9.*',build=py_0]");
+    CHECK(m.matches(record("x", "1.9", "py_0")));
+    CHECK_FALSE(m.matches(record("x", "1.9.1", "py_0")));
+}

@@ -266,3 +266,19 @@ TEST_CASE("a flat index's escaped file name reads the same in the full and the s
     REQUIRE(sparse.size() == 1);
     CHECK(sparse[0].url == full[0].url);
 }
+
+// Found by fuzz/repodata (issue 20, session 5): with "info" given twice, the full reader applied
+// the first base_url to the records read before the second and the sparse reader the last one
+// to all, so the two gave different URLs. JSON leaves duplicate keys undefined (RFC 8259 §4);
+// no channel writes them, so both readers refuse the file, naming the key.
+TEST_CASE("repodata with a top-level section given twice is refused by the full and the sparse reader") {
+    RepodataSource source{"https://c/x", "linux-64", "x/linux-64/repodata.json"};
+    for (std::string json : {std::string(R"({"info": {"base_url": "a"}, "packages": {"a-1-0.tar.bz2": {"name": "a", "version": "1", "build": "0"}}, "info": {"base_url": "b"}})"),
+                             std::string(R"({"packages": {}, "info": {}, "packages": {"a-1-0.tar.bz2": {"name": "a", "version": "1", "build": "0"}}})"),
+                             std::string(R"({"packages.conda": {}, "packages.conda": {}})")}) {
+        CAPTURE(json);
+        CHECK_THROWS_WITH_AS(parse_repodata(json, source), doctest::Contains("appears twice"), InputError);
+        CHECK_THROWS_WITH_AS(index_repodata(json, 0, source), doctest::Contains("appears twice"), InputError);
+    }
+    CHECK(parse_repodata(R"({"info": {}, "packages": {}, "packages.conda": {}})", source).empty());
+}

@@ -193,6 +193,20 @@ TEST_CASE("an sdist whose name/version split names another project is not this p
     CHECK(dashed->version == "1.7.0");
 }
 
+// Found by fuzz/pypi_json (issue 20, sessions 5 and 6): read for the project "torch",
+// "torch-*.0.0.tar.gz" gave the version "*.0.0", which the page read for every project skipped.
+// A file whose version is not PEP 440 is skipped either way, as pip ≥ 22 skips it (packaging
+// 22 removed LegacyVersion: https://packaging.pypa.io/en/stable/changelog.html).
+TEST_CASE("an sdist whose version is not PEP 440 is skipped, read for one project or for all") {
+    for (const char* file : {"torch-*.0.0.tar.gz", "torch-!.0.0.tar.gz", "torch-1.0.0-foo.tar.gz"}) {
+        CAPTURE(file);
+        CHECK_FALSE(parse_dist_filename(file, "torch").has_value());
+        CHECK_FALSE(parse_dist_filename(file).has_value());
+    }
+    CHECK(parse_dist_filename("torch-1.0.0.post1.tar.gz", "torch")->version == "1.0.0.post1");
+    CHECK(parse_dist_filename("Torch-1.0rc1.zip", "torch")->version == "1.0rc1");
+}
+
 // Found by fuzz/pypi_json (issue 20): a number too large for a double ("9e415") made the JSON
 // parser throw out_of_range, which escaped as an internal error; it is malformed input.
 TEST_CASE("a PEP 691 or JSON API page with a number out of range is malformed input") {
