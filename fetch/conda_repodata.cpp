@@ -247,6 +247,15 @@ private:
     int seen_ = 0;
 };
 
+// simdjson's on-demand reader validates only what it reads: a skipped value such as the missing
+// one in `"info": {"":}` can close the object early, and what follows is never looked at. Each
+// pass over the document must end at its end (found by fuzz/repodata: the two readers parted
+// at such a spot and read different records).
+void expect_end(od::document& doc) {
+    // simdjson 3.0 has no document::at_end(); current_location() is OUT_OF_BOUNDS exactly there.
+    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) throw Malformed{"the top-level object ends before the file does, or a value is missing"};
+}
+
 void read_info(od::object obj, const RepodataSource& source, Info& info) {
     for (auto field_result : obj) {
         od::field field = std::move(field_result);
@@ -254,6 +263,7 @@ void read_info(od::object obj, const RepodataSource& source, Info& info) {
         od::value v = field.value();
         if (key == "subdir") info.subdir = string_or_empty(v);
         else if (key == "base_url") info.base_url = string_or_empty(v);
+        else if (v.type().error()) throw Malformed{"'info' has no value for '" + std::string(key) + "'"};   // `"info": {"":}`
     }
 }
 
@@ -318,6 +328,7 @@ public:
                 read_flat(field);  // flat {filename: record} index
             }
         }
+        if (!need_info_first) expect_end(doc);
         if (need_info_first) {
             // Rare: "info" after "packages". Find it, then read the records.
             doc.rewind();
@@ -327,6 +338,7 @@ public:
                 all_keys.see(key_of(field));
                 if (key_of(field) == "info") read_info(field.value().get_object(), source_, info_);
             }
+            expect_end(doc);
             info_seen_ = true;
             doc.rewind();
             for (auto field_result : doc.get_object()) {
@@ -335,6 +347,7 @@ public:
                 if (key == "packages" || key == "packages.conda") read_packages(field.value().get_object());
                 else if (is_archive_name(key)) read_flat(field);
             }
+            expect_end(doc);
         }
     }
 
@@ -595,6 +608,7 @@ SparseRepodata index_repodata(PaddedBuffer json, std::size_t offset, const Repod
                 add(field.key().raw(), field.value());   // flat {filename: record} index
             }
         }
+        expect_end(doc);
     } catch (...) {
         rethrow_malformed(source.name, std::string(current));
     }

@@ -282,3 +282,19 @@ TEST_CASE("repodata with a top-level section given twice is refused by the full 
     }
     CHECK(parse_repodata(R"({"info": {}, "packages": {}, "packages.conda": {}})", source).empty());
 }
+
+// Found by fuzz/repodata (issue 20, session 5; minimised): simdjson's on-demand reader checks
+// only what it reads, so in `"info": {"":}` the missing value was skipped as if it closed the
+// object, and the two readers parted there: the full one stopped with no record, the sparse one
+// went on to read "r.conda". A value that is missing, and anything after the top-level object,
+// are malformed input for both.
+TEST_CASE("repodata with a missing value in 'info' or text after the top-level object is refused by both readers") {
+    RepodataSource source{"https://c/x", "linux-64", "x/linux-64/repodata.json"};
+    const std::string missing = R"({"packages":{},"info":{"":}},"r.conda":{"name":"s","version":"4"}})";
+    CHECK_THROWS_WITH_AS(parse_repodata(missing, source), doctest::Contains("'info' has no value for ''"), InputError);
+    CHECK_THROWS_WITH_AS(index_repodata(missing, 0, source), doctest::Contains("'info' has no value for ''"), InputError);
+    const std::string trailing = R"({"info": {}, "packages": {}} {"packages": {}})";
+    CHECK_THROWS_WITH_AS(parse_repodata(trailing, source), doctest::Contains("ends before the file does"), InputError);
+    CHECK_THROWS_WITH_AS(index_repodata(trailing, 0, source), doctest::Contains("ends before the file does"), InputError);
+    CHECK(parse_repodata("{\"info\": {\"x\": [1, {}]}, \"packages\": {}}\n", source).empty());
+}
