@@ -22,6 +22,7 @@
 #include "install/link.hpp"
 #include "install/parallel.hpp"
 #include "install/signals.hpp"
+#include "install/wheel_archive.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::install {
@@ -63,6 +64,8 @@ void extract_entry(const CacheEntry& e) {
         archive_md5(e);   // while the archive is in the page cache; its conda-meta record needs it
     } else {
         extract_archive(e.archive(), tmp);
+        // Before the tree is in place: a warm install reads the listing instead of a stat per file.
+        if (ends_with(e.filename, ".whl")) save_unpacked_listing(tmp.string(), e.tree().string());
     }
     std::error_code ec;
     fs::rename(tmp, e.tree(), ec);

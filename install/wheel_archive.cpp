@@ -9,12 +9,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 
+#include "fetch/files.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::install {
@@ -188,13 +191,65 @@ void walk_unpacked(int fd, const std::string& root, const std::string& under, st
 
 }  // namespace
 
-std::vector<WheelMember> list_unpacked_wheel(const std::string& dir) {
+namespace {
+
+std::vector<WheelMember> walk_unpacked_wheel(const std::string& dir) {
     std::vector<WheelMember> out;
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) throw EnvironmentError("cannot read the unpacked wheel " + dir + ": " + std::strerror(errno));
     walk_unpacked(fd, dir, "", out);
     std::sort(out.begin(), out.end(), [](const WheelMember& a, const WheelMember& b) { return a.name < b.name; });
     return out;
+}
+
+// "<size> <x|-> <name>\n" per member, sorted by name; nullopt when absent or not in that form.
+std::optional<std::vector<WheelMember>> read_listing(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return std::nullopt;
+    std::string text;
+    char buffer[1 << 16];
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            ::close(fd);
+            return std::nullopt;
+        }
+        text.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    std::vector<WheelMember> out;
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        size_t nl = rest.find('\n');
+        if (nl == std::string_view::npos) return std::nullopt;   // torn: walk instead
+        std::string_view line = rest.substr(0, nl);
+        rest.remove_prefix(nl + 1);
+        size_t sp1 = line.find(' ');
+        if (sp1 == std::string_view::npos || sp1 == 0 || line.size() < sp1 + 4 || line[sp1 + 2] != ' ') return std::nullopt;
+        WheelMember m;
+        auto [end, ec] = std::from_chars(line.data(), line.data() + sp1, m.size);
+        if (ec != std::errc() || end != line.data() + sp1) return std::nullopt;
+        m.executable = line[sp1 + 1] == 'x';
+        m.name = std::string(line.substr(sp1 + 3));
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<WheelMember> list_unpacked_wheel(const std::string& dir) {
+    if (auto saved = read_listing(dir + ".members")) return std::move(*saved);
+    return walk_unpacked_wheel(dir);
+}
+
+void save_unpacked_listing(const std::string& dir, const std::string& final_dir) {
+    std::string text;
+    for (const auto& m : walk_unpacked_wheel(dir)) {
+        if (m.name.find_first_of("\t\n") != std::string::npos) return;
+        text += std::to_string(m.size) + (m.executable ? " x " : " - ") + m.name + "\n";
+    }
+    write_file_atomically(final_dir + ".members", text);
 }
 
 void read_unpacked_members(const std::string& dir, const std::vector<WheelMember>& members,

@@ -34,7 +34,13 @@ std::vector<std::string> read_wheel_files(const std::string& wheel_path, const s
 // The same three for a wheel already unpacked into a directory (a cache entry the safe extractor
 // wrote from a verified archive): members are its regular files; a symlink or special file is
 // refused as it would be in the archive.
+// A listing saved beside the tree (<dir>.members, written by save_unpacked_listing when the
+// cache entry was extracted) is read instead of walking the tree: one stat per file is what
+// a warm install of many small files spends most of its system time on.
 std::vector<WheelMember> list_unpacked_wheel(const std::string& dir);
+// Walks `dir` and writes <final_dir>.members for list_unpacked_wheel(final_dir); nothing is
+// written (the tree is walked each time) when a name holds a tab or a newline.
+void save_unpacked_listing(const std::string& dir, const std::string& final_dir);
 void read_unpacked_members(const std::string& dir, const std::function<bool(const WheelMember&)>& want,
                            const std::function<void(const WheelMember&, std::string_view chunk)>& chunk,
                            const std::function<void(const WheelMember&)>& done = {});

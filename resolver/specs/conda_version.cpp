@@ -526,16 +526,67 @@ void render(const Node& n, std::string& out, bool in_and) {
 }  // namespace
 
 std::optional<std::string> unsafe_regex(std::string_view pattern) {
+    // std::regex matches by backtracking, exponential in the nesting of repetitions: "^1???????+"
+    // or "(a+)+" never finish (found by fuzz/matchspec). Conda's name and build regexes are
+    // flat ("^py(torch|thon)$", "^.*cuda.*$"), so repeating a repetition, or a group that
+    // holds one or an alternation, is refused.
+    struct Group { bool repeats = false, alternates = false; };
+    std::vector<Group> groups(1);
+    bool after_repeat = false, lazy_taken = false;
+    Group closed;            // the group just closed, when the previous token was ')'
+    bool just_closed = false;
     for (std::size_t i = 0; i < pattern.size(); ++i) {
-        if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+        char c = pattern[i];
+        bool repeat = c == '*' || c == '+' || c == '?' ||
+                      (c == '{' && i + 1 < pattern.size() && pattern[i + 1] >= '0' && pattern[i + 1] <= '9');
+        if (repeat) {
+            if (after_repeat) {
+                if (c == '?' && !lazy_taken) {   // "*?", "+?": the lazy form of the one before
+                    lazy_taken = true;
+                    continue;
+                }
+                return std::string("a repetition of a repetition");
+            }
+            // "(py|python)?" is fine: only unbounded repetition of an ambiguous group explodes.
+            if (just_closed && c != '?' && (closed.repeats || closed.alternates))
+                return std::string(closed.repeats ? "a repeated group that holds a repetition" : "a repeated group that holds an alternation");
+            if (c == '{') {
+                std::size_t run = 0, j = i + 1;
+                for (; j < pattern.size() && ((pattern[j] >= '0' && pattern[j] <= '9') || pattern[j] == ','); ++j) {
+                    run = pattern[j] == ',' ? 0 : run + 1;
+                    if (run > 4) return std::string("a repeat count above 9999");
+                }
+                if (j < pattern.size() && pattern[j] == '}') i = j;
+            }
+            groups.back().repeats = true;
+            after_repeat = true;
+            lazy_taken = false;
+            just_closed = false;
+            continue;
+        }
+        after_repeat = false;
+        just_closed = false;
+        if (c == '\\' && i + 1 < pattern.size()) {
             if (pattern[i + 1] >= '0' && pattern[i + 1] <= '9') return std::string("a backreference or octal escape");
             ++i;
-        } else if (pattern[i] == '{') {
-            std::size_t run = 0;
-            for (std::size_t j = i + 1; j < pattern.size() && ((pattern[j] >= '0' && pattern[j] <= '9') || pattern[j] == ','); ++j) {
-                run = pattern[j] == ',' ? 0 : run + 1;
-                if (run > 4) return std::string("a repeat count above 9999");
-            }
+        } else if (c == '[') {
+            // A class: its characters are literal; ']' first (or after '^') is one of them.
+            std::size_t j = i + 1;
+            if (j < pattern.size() && pattern[j] == '^') ++j;
+            if (j < pattern.size() && pattern[j] == ']') ++j;
+            for (; j < pattern.size() && pattern[j] != ']'; ++j)
+                if (pattern[j] == '\\') ++j;
+            i = j;
+        } else if (c == '(') {
+            groups.emplace_back();
+        } else if (c == ')' && groups.size() > 1) {
+            closed = groups.back();
+            groups.pop_back();
+            groups.back().repeats |= closed.repeats;
+            groups.back().alternates |= closed.alternates;
+            just_closed = true;
+        } else if (c == '|') {
+            groups.back().alternates = true;
         }
     }
     return std::nullopt;

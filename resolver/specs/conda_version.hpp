@@ -81,7 +81,8 @@ bool glob_match(std::string_view pattern, std::string_view s) noexcept;
 
 // Why a spec's "^…$" regex must not reach std::regex, or nullopt. libstdc++ reads a
 // backreference number or a {n,m} count into an int without a bound (signed overflow inside
-// its regex compiler, found by fuzzing); conda's version, name and build regexes need neither.
+// its regex compiler, found by fuzzing), and matches by backtracking, exponential in nested
+// or stacked repetition; conda's version, name and build regexes need none of these.
 std::optional<std::string> unsafe_regex(std::string_view pattern);
 
 }  // namespace envlock::conda

@@ -736,3 +736,18 @@ TEST_CASE("a version with an operator and a trailing '*' prints in brackets as w
     CHECK(m.matches(record("x", "1.9", "py_0")));
     CHECK_FALSE(m.matches(record("x", "1.9.1", "py_0")));
 }
+
+// Found by the 10-minute fuzz/matchspec run (issue 20, session 6): the name regex
+// "^1???????????+,…$" ran std::regex's backtracking matcher for minutes (libFuzzer's timeout).
+// libstdc++'s std::regex backtracks (bits/regex_executor.tcc, _M_dfs), so stacked repetitions
+// and unboundedly repeated groups holding a repetition or an alternation are refused.
+TEST_CASE("a regex with stacked or nested repetition is refused before std::regex runs it") {
+    std::string slow = "^1???????????+,????????+,??????????????????????????+,???????R1\\.co\\.1$";
+    CHECK_THROWS_WITH_AS(MatchSpec::parse(slow), doctest::Contains("a repetition of a repetition"), envlock::InputError);
+    CHECK_THROWS_WITH_AS(MatchSpec::parse("^(a+)+$"), doctest::Contains("a repeated group that holds a repetition"), envlock::InputError);
+    CHECK_THROWS_WITH_AS(MatchSpec::parse("numpy[build='^(py|px)*$']"), doctest::Contains("holds an alternation"), envlock::InputError);
+    CHECK_THROWS_AS(MatchSpec::parse("x ^(1\\.[0-9]+)*$"), envlock::InputError);
+    // What conda's own specs use stays: lazy forms, optional groups, classes holding '+' or '*'.
+    for (const char* ok : {"^py(torch|thon)$", "^.*cuda.*$", "^(py|python)?3$", "numpy[build='^py[+*?]{2}.*?$']", "numpy[build='^py3[0-9]+_.*$']"})
+        CHECK_NOTHROW(MatchSpec::parse(ok));
+}
