@@ -342,7 +342,13 @@ IndexRecords parse_pypi_json(std::string_view json, std::string_view url, std::s
             requires_dist = info["requires_dist"].get<std::vector<std::string>>();
         std::string info_requires_python =
             info.contains("requires_python") && info["requires_python"].is_string() ? info["requires_python"].get<std::string>() : "";
-        std::string wanted = normalize_project_name(project.empty() ? info.value("name", std::string{}) : project);
+        std::string page_name = info.contains("name") && info["name"].is_string() ? info["name"].get<std::string>() : "";
+        // A page that names another project (a mirror's misrouted answer) holds none of this
+        // project's files; its records would carry the other name (found by fuzz/pypi_json).
+        if (!project.empty() && !page_name.empty() && normalize_project_name(page_name) != normalize_project_name(project))
+            throw InputError(where + ": the PyPI JSON page describes the project '" + page_name + "', not '" +
+                             std::string(project) + "'");
+        std::string wanted = normalize_project_name(project.empty() ? page_name : project);
         const auto& releases = doc.at("releases");
         for (auto it = releases.begin(); it != releases.end(); ++it) {
             for (const auto& f : it.value()) {

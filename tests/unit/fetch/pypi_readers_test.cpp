@@ -214,3 +214,17 @@ TEST_CASE("a PEP 691 or JSON API page with a number out of range is malformed in
     CHECK_THROWS_AS(parse_pypi_json(R"({"info": {}, "releases": {}, "x": 9e415})", "https://pypi.example/pypi/torch/json"),
                     InputError);
 }
+
+// Found by the 10-minute fuzz/pypi_json run (issue 20, session 6): read for the project "torch",
+// a JSON API page whose info.name is "yapf" gave torch's files as records named "yapf". The page
+// names the project it describes (https://docs.pypi.org/api/json/); another project's page is
+// bad input, not an empty or mixed answer.
+TEST_CASE("a PyPI JSON page that describes another project is refused when read for one project") {
+    const std::string page = R"({"info": {"name": "yapf", "version": "0.40.2"},
+      "releases": {"1.0.0": [{"filename": "torch-1.0.0-py3-none-any.whl", "url": "https://files/torch-1.0.0-py3-none-any.whl",
+                              "digests": {"sha256": "ab"}}]}})";
+    CHECK_THROWS_WITH_AS(parse_pypi_json(page, "https://pypi.example/pypi/torch/json", "torch"),
+                         doctest::Contains("describes the project 'yapf', not 'torch'"), envlock::InputError);
+    CHECK(parse_pypi_json(page, "https://pypi.example/pypi/yapf/json", "YAPF").empty());
+    CHECK(parse_pypi_json(page, "https://pypi.example/pypi/yapf/json").empty());
+}
