@@ -65,6 +65,7 @@ std::string dist_of(const IndexRecord& r) {
 
 struct Checker {
     const SolveInput& in;
+    const knowledge::Knowledge& kb;   // in.knowledge, or the caller's own (no copy)
     const std::vector<IndexRecord>& chosen;
     std::string python;
     std::vector<SelfCheckViolation> out;
@@ -273,7 +274,7 @@ struct Checker {
     // The knowledge base's facts about the chosen builds: CUDA runtime against each driver,
     // kernels against each GPU, gates between projects.
     void knowledge_facts(const IndexRecord& r) {
-        const auto& k = in.knowledge;
+        const auto& k = kb;
         std::string dist = dist_of(r);
         std::string default_variant;
         if (dist == "torch" && r.ecosystem == Ecosystem::pypi)
@@ -335,7 +336,12 @@ struct Checker {
 
 std::vector<SelfCheckViolation> self_check(const SolveInput& input, const std::vector<IndexRecord>& chosen,
                                            const std::string& python) {
-    Checker c{input, chosen, python, {}, {}, {}, {}, {}, {}};
+    return self_check(input, input.knowledge, chosen, python);
+}
+
+std::vector<SelfCheckViolation> self_check(const SolveInput& input, const knowledge::Knowledge& knowledge,
+                                           const std::vector<IndexRecord>& chosen, const std::string& python) {
+    Checker c{input, knowledge, chosen, python, {}, {}, {}, {}, {}, {}};
     c.index();
     c.one_of_each();
     c.spec_requirements();

@@ -19,6 +19,10 @@ struct SelfCheckViolation {
 // version markers and Requires-Python were evaluated for ("" when the result has none).
 std::vector<SelfCheckViolation> self_check(const SolveInput& input, const std::vector<IndexRecord>& chosen,
                                            const std::string& python);
+// The same against `knowledge` instead of input.knowledge (which may then be empty): a lock's
+// proof needs no copy of the knowledge base in a SolveInput.
+std::vector<SelfCheckViolation> self_check(const SolveInput& input, const knowledge::Knowledge& knowledge,
+                                           const std::vector<IndexRecord>& chosen, const std::string& python);
 
 // The violations as one message for an internal error (exit 3), at most `limit` of them.
 std::string describe_violations(const std::vector<SelfCheckViolation>& violations, size_t limit = 10);

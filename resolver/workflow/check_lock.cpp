@@ -156,7 +156,6 @@ std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::
     SolveInput in;
     in.spec = lock.spec;
     in.targets = lock.targets;
-    in.knowledge = knowledge;
     in.channel_priority = ChannelPriority::flexible;   // no channel records here to mask with
     // A requirement the user went on without (--allow-missing) is not in the lock by design.
     std::set<std::string> locked;
@@ -194,7 +193,7 @@ std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::
         chosen.push_back(std::move(r));
     }
     std::vector<std::string> out;
-    for (const auto& v : self_check(in, chosen, python)) out.push_back(v.requirement + ": " + v.found);
+    for (const auto& v : self_check(in, knowledge, chosen, python)) out.push_back(v.requirement + ": " + v.found);
     return out;
 }
 

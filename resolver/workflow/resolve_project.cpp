@@ -482,11 +482,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     for (const auto& f : loc.changed)
         result.notes.push_back(f + " changed since the lock was made: the spec was inferred from the checkout again");
 
-    auto k = knowledge_loading.get();
     SolveInput in;
+    in.knowledge = knowledge_loading.get();   // moved, not copied: the tables are large
+    const knowledge::Knowledge& k = in.knowledge;
     in.spec = loc.spec;
     in.targets = targets_for(o, loc.previous, k);
-    in.knowledge = k;
     in.update = o.update;
     in.update_all = o.update_all;
     in.verbose = o.verbose;
