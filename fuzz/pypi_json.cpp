@@ -1,6 +1,9 @@
 // PyPI JSON readers (fetch/pypi_readers): the JSON API (/pypi/NAME/json) and the PEP 691
-// simple API, read for every project and for one. Property: the records read for one project
-// are among those read for all.
+// simple API, read for every project and for one. Property: the files read for one project
+// are among those read for all. Files, not versions: a legacy sdist name is split into name
+// and version at the project's name when it is known ("torch-2.0.0-c+38-x-1.0.0.tar.gz" is
+// torch 2.0.0-c+38-x-1.0.0 for "torch", and the project "torch-2.0.0-c+38-x" 1.0.0 without),
+// as pip splits it (pip/_internal/index/package_finder.py, _extract_version_from_fragment).
 #include "fetch/pypi_readers.hpp"
 #include "fuzz/fuzz.hpp"
 #include "resolver/specs/errors.hpp"
@@ -13,7 +16,7 @@ namespace {
 void subset(const IndexRecords& some, const IndexRecords& all, const char* what) {
     for (const auto& r : some) {
         bool found = false;
-        for (const auto& a : all) found = found || (a.url == r.url && a.version == r.version && a.sha256 == r.sha256);
+        for (const auto& a : all) found = found || (a.url == r.url && a.filename == r.filename && a.sha256 == r.sha256);
         property(found, what, r.url, r.version);
     }
 }

@@ -347,7 +347,9 @@ MatchSpec MatchSpec::parse(std::string_view text) {
         m.build = f.build;
         m.extra["fn"] = f.name + "-" + f.version + "-" + f.build + f.extension;
         if (is_url && colons == std::string_view::npos) m.extra["url"] = std::string(s);
-        if (!location.empty()) {
+        // A location with a space stays in the URL only: as a channel it would print as
+        // "my dir::x==1=0", which reads back as another spec (found by fuzz/matchspec).
+        if (!location.empty() && (location.find_first_of(" \t") == std::string_view::npos || !m.extra.count("url"))) {
             auto [channel, subdir] = split_channel(location);
             m.channel = channel;
             m.subdir = subdir;

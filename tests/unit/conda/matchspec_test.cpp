@@ -751,3 +751,15 @@ TEST_CASE("a regex with stacked or nested repetition is refused before std::rege
     for (const char* ok : {"^py(torch|thon)$", "^.*cuda.*$", "^(py|python)?3$", "numpy[build='^py[+*?]{2}.*?$']", "numpy[build='^py3[0-9]+_.*$']"})
         CHECK_NOTHROW(MatchSpec::parse(ok));
 }
+
+// Found by the 10-minute fuzz/matchspec run (issue 20, session 6): a package file's URL may hold
+// a space ("file:///my dir/…"), but as a channel the location printed as "my dir::x==1=0", which
+// reads back as another spec. Such a location stays in the URL, which pins the file anyway.
+TEST_CASE("a package file URL with a space keeps its location in url= and reads back") {
+    auto m = MatchSpec::parse("file:///my dir/linux-64/x-1-0.tar.bz2");
+    CHECK(m.channel.empty());
+    CHECK(m.extra.at("url") == "file:///my dir/linux-64/x-1-0.tar.bz2");
+    CHECK(m.str() == "x==1=0[url='file:///my dir/linux-64/x-1-0.tar.bz2']");
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+    CHECK(MatchSpec::parse("https://conda.anaconda.org/conda-forge/linux-64/x-1-0.tar.bz2").channel.find("conda-forge") != std::string::npos);
+}
