@@ -367,7 +367,7 @@ IndexRecords parse_pypi_json(std::string_view json, std::string_view url, std::s
                     r.sha256 = f["digests"].value("sha256", std::string{});
                     r.md5 = f["digests"].value("md5", std::string{});
                 }
-                if (f.contains("size") && f["size"].is_number()) r.size = f["size"].get<std::uint64_t>();
+                if (f.contains("size") && f["size"].is_number_unsigned()) r.size = f["size"].get<std::uint64_t>();
                 if (f.contains("requires_python") && f["requires_python"].is_string())
                     r.requires_python = f["requires_python"].get<std::string>();
                 r.yanked = f.value("yanked", false);

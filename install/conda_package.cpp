@@ -182,7 +182,7 @@ CondaPackageInfo read_conda_package(const fs::path& tree) {
         if (n.is_string()) info.noarch = n.get<std::string>();
         else if (n.is_boolean() && n.get<bool>()) info.noarch = "generic";   // legacy boolean
     }
-    if (index.contains("timestamp") && index["timestamp"].is_number()) info.timestamp = index["timestamp"].get<std::uint64_t>();
+    if (index.contains("timestamp") && index["timestamp"].is_number_unsigned()) info.timestamp = index["timestamp"].get<std::uint64_t>();
     info.depends = strings(index, "depends");
     info.constrains = strings(index, "constrains");
     if (index.contains("track_features")) {

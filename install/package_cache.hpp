@@ -5,6 +5,8 @@
 //
 //   <cache>/pkgs/<sha256>/<filename>   the archive, hashed while it streamed in
 //   <cache>/pkgs/<sha256>/tree/        its contents (complete when present: renamed in whole)
+//   <cache>/pkgs/<sha256>/tree.members a wheel tree's files (size, x bit, name), written before
+//                                      the tree is renamed in, so a warm install stats nothing
 //   <cache>/pkgs/<sha256>.lock         flock'd while the entry is fetched or extracted
 //
 // No repodata_record.json is written into a shared tree: records come from the lock, never

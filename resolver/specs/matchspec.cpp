@@ -505,6 +505,10 @@ MatchSpec MatchSpec::parse(std::string_view text) {
     // A name holding '@' prints like the legacy "feature@" form ("&@~" is the name "&@": found
     // by fuzz/matchspec); conda package names never hold one.
     if (m.name.find('@') != std::string::npos) fail("'@' in the package name '" + m.name + "'");
+    // Nor '(' or ')' outside a regex: "numnubumpyr(get ta=nol)" printed as "…(get==ta=nol)", a
+    // trailing section that reads back as key=value pairs (found by fuzz/matchspec).
+    if (!is_regex(m.name) && m.name.find_first_of("()") != std::string::npos)
+        fail("'(' or ')' in the package name '" + m.name + "'");
     // A channel or subdir holding brackets reads back as a bracket section (found by
     // fuzz/matchspec: "numpy[channel=a[channel=a]]"); no channel name or URL holds one.
     if (m.channel.find_first_of("[]") != std::string::npos || m.subdir.find_first_of("[]") != std::string::npos)
@@ -664,8 +668,8 @@ std::string MatchSpec::str() const {
     }
     if (!build.empty()) {
         // ':' would read back as a channel separator, ' ' and '=' as field separators, '[' ']'
-        // as brackets: such a build is only safe quoted inside brackets.
-        if (build.find_first_of("><$^|,: =[]'\"") != std::string::npos) brackets.push_back("build=" + quoted(build));
+        // as brackets, '(' ')' as a trailing section: such a build is only safe quoted inside brackets.
+        if (build.find_first_of("><$^|,: =[]()'\"") != std::string::npos) brackets.push_back("build=" + quoted(build));
         else if (version_exact && build.find('*') == std::string::npos) out += "=" + build;
         else brackets.push_back(key_value("build", build));
     }

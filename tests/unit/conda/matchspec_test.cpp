@@ -621,7 +621,7 @@ TEST_CASE("a build string with ':', ' ', '=' or brackets prints inside brackets,
 // the '*' and every '.' before it: conda/models/version.py, VersionSpec), but its text was kept,
 // so it printed as "x=1." and read back as "x=1". The prefix now prints in one form.
 TEST_CASE("a prefix version with extra dots before '*' prints as its stem and reads back the same") {
-    auto m = MatchSpec::parse("pkgs/maiXbY(ython 1..*");
+    auto m = MatchSpec::parse("pkgs/maiXbYython 1..*");
     CHECK(m.version.str() == "1.*");
     CHECK(MatchSpec::parse(m.str()).str() == m.str());
     auto x = MatchSpec::parse("x 1..*");
@@ -762,4 +762,17 @@ TEST_CASE("a package file URL with a space keeps its location in url= and reads 
     CHECK(m.str() == "x==1=0[url='file:///my dir/linux-64/x-1-0.tar.bz2']");
     CHECK(MatchSpec::parse(m.str()).str() == m.str());
     CHECK(MatchSpec::parse("https://conda.anaconda.org/conda-forge/linux-64/x-1-0.tar.bz2").channel.find("conda-forge") != std::string::npos);
+}
+
+// Found by the 10-minute fuzz/matchspec run (issue 20, session 6): "numnubumpyr(get ta=nol)" read
+// as the name "numnubumpyr(get" and the build "nol)"; printed back, "(get==ta=nol)" was a trailing
+// "(key=value)" section. A name holds a parenthesis only as a regex; a build that holds one prints
+// quoted in brackets.
+TEST_CASE("a parenthesis in a package name is refused unless it is a regex; in a build it prints quoted") {
+    CHECK_THROWS_WITH_AS(MatchSpec::parse("numnubumpyr(get ta=nol)"), doctest::Contains("'(' or ')' in the package name"), envlock::InputError);
+    CHECK(MatchSpec::parse("^py(torch|thon)$").name == "^py(torch|thon)$");
+    auto m = MatchSpec::parse("x 1 a)b");
+    CHECK(m.str() == "x==1[build='a)b']");
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+    CHECK(MatchSpec::parse("numpy 1.19.5 (optional)").optional);
 }

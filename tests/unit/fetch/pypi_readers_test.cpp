@@ -228,3 +228,19 @@ TEST_CASE("a PyPI JSON page that describes another project is refused when read 
     CHECK(parse_pypi_json(page, "https://pypi.example/pypi/yapf/json", "YAPF").empty());
     CHECK(parse_pypi_json(page, "https://pypi.example/pypi/yapf/json").empty());
 }
+
+// Found by fuzz/pypi_json under UBSan (issue 20, session 6): a JSON API file whose "size" is
+// 4.4e100 was converted to an unsigned 64-bit integer (undefined behaviour). A size that is not
+// a non-negative integer is ignored, as an absent one is.
+TEST_CASE("a JSON API file size that is not a non-negative integer is ignored") {
+    const std::string page = R"({"info": {"name": "yapf", "version": "0.32.0"},
+      "releases": {"0.32.0": [{"filename": "yapf-0.32.0-py2.py3-none-any.whl", "url": "https://files/yapf-0.32.0-py2.py3-none-any.whl",
+                               "digests": {"sha256": "8fea"}, "size": 4.4e100},
+                              {"filename": "yapf-0.32.0.tar.gz", "url": "https://files/yapf-0.32.0.tar.gz", "size": -5},
+                              {"filename": "yapf-0.32.0-py3-none-any.whl", "url": "https://files/yapf-0.32.0-py3-none-any.whl", "size": 190}]}})";
+    auto rs = parse_pypi_json(page, "https://pypi.example/pypi/yapf/json");
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[0].size == 0);
+    CHECK(rs[1].size == 0);
+    CHECK(rs[2].size == 190);
+}
