@@ -669,7 +669,9 @@ std::string MatchSpec::str() const {
     if (!build.empty()) {
         // ':' would read back as a channel separator, ' ' and '=' as field separators, '[' ']'
         // as brackets, '(' ')' as a trailing section: such a build is only safe quoted inside brackets.
-        if (build.find_first_of("><$^|,: =[]()'\"") != std::string::npos) brackets.push_back("build=" + quoted(build));
+        // And what split_version_build does not take as a build ('-', '~', '!', and the operators:
+        // "==2.01=py~38_0" read back as one version, found by fuzz/matchspec).
+        if (build.find_first_of("><$^|,: =[]()'\"~!-") != std::string::npos) brackets.push_back("build=" + quoted(build));
         else if (version_exact && build.find('*') == std::string::npos) out += "=" + build;
         else brackets.push_back(key_value("build", build));
     }

@@ -776,3 +776,17 @@ TEST_CASE("a parenthesis in a package name is refused unless it is a regex; in a
     CHECK(MatchSpec::parse(m.str()).str() == m.str());
     CHECK(MatchSpec::parse("numpy 1.19.5 (optional)").optional);
 }
+
+// Found by the 10-minute fuzz/matchspec run (issue 20, session 6): the build "py~38_0" printed as
+// "x==2.01=py~38_0", where '~' is an operator, so the reader took "2.01=py~38_0" as the version
+// (conda's _parse_version_plus_build takes no build with '-', '=', ',', '|', '<', '>' or '~').
+TEST_CASE("a build holding '~', '!' or '-' prints quoted in brackets and reads back") {
+    for (const char* text : {"x[version=2.01 build=py~38_0]", "x[version=2.01 build=a!b]", "x[version=2.01 build=a-b]"}) {
+        CAPTURE(text);
+        auto m = MatchSpec::parse(text);
+        CHECK(m.str().find("build='") != std::string::npos);
+        CHECK(MatchSpec::parse(m.str()).str() == m.str());
+        CHECK(MatchSpec::parse(m.str()).build == m.build);
+    }
+    CHECK(MatchSpec::parse("numpy==1.19.5=py38_0").str() == "numpy==1.19.5=py38_0");
+}
