@@ -347,9 +347,12 @@ MatchSpec MatchSpec::parse(std::string_view text) {
         m.build = f.build;
         m.extra["fn"] = f.name + "-" + f.version + "-" + f.build + f.extension;
         if (is_url && colons == std::string_view::npos) m.extra["url"] = std::string(s);
-        // A location with a space stays in the URL only: as a channel it would print as
-        // "my dir::x==1=0", which reads back as another spec (found by fuzz/matchspec).
-        if (!location.empty() && (location.find_first_of(" \t") == std::string_view::npos || !m.extra.count("url"))) {
+        // A location with a space or a bracket stays in the URL only: as a channel it would print
+        // as "my dir::x==1=0", which reads back as another spec (found by fuzz/matchspec).
+        const bool printable = location.find_first_of(" \t[]") == std::string_view::npos;
+        if (!location.empty() && !printable && !m.extra.count("url"))
+            fail("a space or a bracket in the channel '" + std::string(location) + "'");
+        if (!location.empty() && printable) {
             auto [channel, subdir] = split_channel(location);
             m.channel = channel;
             m.subdir = subdir;

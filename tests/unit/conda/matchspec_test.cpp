@@ -790,3 +790,13 @@ TEST_CASE("a build holding '~', '!' or '-' prints quoted in brackets and reads b
     }
     CHECK(MatchSpec::parse("numpy==1.19.5=py38_0").str() == "numpy==1.19.5=py38_0");
 }
+
+// Found by the 10-minute fuzz/matchspec run (issue 20, session 6), as the space above: a package
+// file URL whose location holds brackets printed them as a channel, a bracket section when read.
+TEST_CASE("a package file URL with brackets in its location keeps it in url=; as channel:: it is refused") {
+    auto m = MatchSpec::parse("numpy[buildump@y-http://aconda.or_number=0]g/1.19.5-py3y-1.19.5-ck5ErrorE.tar.bz2");
+    CHECK(m.channel.empty());
+    CHECK(MatchSpec::parse(m.str()).str() == m.str());
+    CHECK_THROWS_WITH_AS(MatchSpec::parse("https://h/a[1]::x-1-0.tar.bz2"), doctest::Contains("a space or a bracket in the channel"),
+                         envlock::InputError);
+}
