@@ -516,6 +516,9 @@ MatchSpec MatchSpec::parse(std::string_view text) {
     // fuzz/matchspec: "numpy[channel=a[channel=a]]"); no channel name or URL holds one.
     if (m.channel.find_first_of("[]") != std::string::npos || m.subdir.find_first_of("[]") != std::string::npos)
         fail("'[' or ']' in a channel or subdir");
+    // A subdir is one path segment (linux-64, noarch): "subdir=os////" printed as "chan/os////::"
+    // reads back as another channel and subdir (found by fuzz/matchspec).
+    if (m.subdir.find('/') != std::string::npos) fail("'/' in the subdir '" + m.subdir + "'");
     // Nor a space before "::" ("nupkL*G :://p" printed back without it: found by fuzz/matchspec).
     if (m.channel.find_first_of(" \t") != std::string::npos || m.subdir.find_first_of(" \t") != std::string::npos)
         fail("a space in a channel or subdir");

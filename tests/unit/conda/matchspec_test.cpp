@@ -800,3 +800,10 @@ TEST_CASE("a package file URL with brackets in its location keeps it in url=; as
     CHECK_THROWS_WITH_AS(MatchSpec::parse("https://h/a[1]::x-1-0.tar.bz2"), doctest::Contains("a space or a bracket in the channel"),
                          envlock::InputError);
 }
+
+// Found by the 10-minute fuzz/matchspec run (issue 20, session 6): "subdir=os////" printed as
+// "defa/os////::numpy", which reads back with the subdir "os". A subdir is one path segment.
+TEST_CASE("a subdir holding '/' is refused") {
+    CHECK_THROWS_WITH_AS(MatchSpec::parse("numpy[channel=defa,subdir=os////]"), doctest::Contains("'/' in the subdir"), envlock::InputError);
+    CHECK(MatchSpec::parse("numpy[channel=conda-forge,subdir=linux-64]").str() == "conda-forge/linux-64::numpy");
+}
