@@ -570,10 +570,9 @@ std::optional<std::string> unsafe_regex(std::string_view pattern) {
             if (pattern[i + 1] >= '0' && pattern[i + 1] <= '9') return std::string("a backreference or octal escape");
             ++i;
         } else if (c == '[') {
-            // A class: its characters are literal; ']' first (or after '^') is one of them.
+            // A class: its characters are literal. In ECMAScript (std::regex's grammar) "[]" is
+            // an empty class, so the first ']' closes it (found by fuzz/matchspec: "[]?{1777…}").
             std::size_t j = i + 1;
-            if (j < pattern.size() && pattern[j] == '^') ++j;
-            if (j < pattern.size() && pattern[j] == ']') ++j;
             for (; j < pattern.size() && pattern[j] != ']'; ++j)
                 if (pattern[j] == '\\') ++j;
             i = j;
