@@ -508,10 +508,12 @@ MatchSpec MatchSpec::parse(std::string_view text) {
     // A name holding '@' prints like the legacy "feature@" form ("&@~" is the name "&@": found
     // by fuzz/matchspec); conda package names never hold one.
     if (m.name.find('@') != std::string::npos) fail("'@' in the package name '" + m.name + "'");
-    // Nor '(' or ')' outside a regex: "numnubumpyr(get ta=nol)" printed as "…(get==ta=nol)", a
-    // trailing section that reads back as key=value pairs (found by fuzz/matchspec).
-    if (!is_regex(m.name) && m.name.find_first_of("()") != std::string::npos)
-        fail("'(' or ')' in the package name '" + m.name + "'");
+    // Nor, outside a regex, a character the spec grammar reads as something else: '(' ')' began a
+    // trailing "(key=value)" section ("numnubumpyr(get ta=nol)"), "name==" in brackets gave the
+    // name "=" (both found by fuzz/matchspec). Package names are [a-z0-9_.-] (conda-build's
+    // metadata checks); globs add '*'.
+    if (!is_regex(m.name) && m.name.find_first_of("() \t=<>!~,|[]:'\"") != std::string::npos)
+        fail("the package name '" + m.name + "' holds a character a spec reads as an operator or separator");
     // A channel or subdir holding brackets reads back as a bracket section (found by
     // fuzz/matchspec: "numpy[channel=a[channel=a]]"); no channel name or URL holds one.
     if (m.channel.find_first_of("[]") != std::string::npos || m.subdir.find_first_of("[]") != std::string::npos)
