@@ -656,7 +656,8 @@ std::string MatchSpec::str() const {
         // a version the parser refuses).
         // An operator before a trailing '*' ("==1.9.*" beside a build, "=1.9.*" from brackets)
         // would print as "===1.9" (found by fuzz/matchspec): conda keeps such a text as written.
-        bool operator_glob = v.front() == '=' && v.back() == '*';
+        // So would one '=' before anything ("=p9" beside a build printed as "===p9=yu").
+        bool operator_glob = (v.front() == '=' && v.back() == '*') || (v.front() == '=' && !starts_with(v, "=="));
         if (v.find_first_of("><$^|,@") != std::string::npos || stem.find('*') != std::string_view::npos || operator_glob) {
             brackets.push_back("version=" + quoted(v));
         } else if (starts_with(v, "!=") || starts_with(v, "~=")) {

@@ -731,6 +731,9 @@ TEST_CASE("a version with an operator and a trailing '*' prints in brackets as w
         CHECK(again.str() == m.str());
         CHECK(again.version.str() == m.version.str());
     }
+    // Found by fuzz/matchspec too: the version "=p9" beside the build "yu" printed as "===p9=yu".
+    auto p9 = MatchSpec::parse("ursion[version='=p9',build=yu]");
+    CHECK(MatchSpec::parse(p9.str()).str() == p9.str());
     auto m = MatchSpec::parse("x ==1.9.*=py_0");
     CHECK(m.str() == "x[version='==1.9.*',build=py_0]");
     CHECK(m.matches(record("x", "1.9", "py_0")));
