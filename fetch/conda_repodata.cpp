@@ -253,7 +253,8 @@ private:
 // at such a spot and read different records).
 void expect_end(od::document& doc) {
     // simdjson 3.0 has no document::at_end(); current_location() is OUT_OF_BOUNDS exactly there.
-    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) throw Malformed{"the top-level object ends before the file does, or a value is missing"};
+    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
+        throw Malformed{"the top-level object ends before the file does, or a value is missing"};
 }
 
 void read_info(od::object obj, const RepodataSource& source, Info& info) {
@@ -328,8 +329,9 @@ public:
                 read_flat(field);  // flat {filename: record} index
             }
         }
-        if (!need_info_first) expect_end(doc);
-        if (need_info_first) {
+        if (!need_info_first) {
+            expect_end(doc);
+        } else {
             // Rare: "info" after "packages". Find it, then read the records.
             doc.rewind();
             TopLevelKeys all_keys;

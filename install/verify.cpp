@@ -608,9 +608,7 @@ std::vector<VerifyCheck> build_extensions(const Lock& lock, const VerifyInputs& 
     return out;
 }
 
-std::string default_work_dir(const VerifyInputs& in) {
-    if (!in.work_dir.empty()) return in.work_dir;
-    if (!in.prefix.empty()) return (fs::path(in.prefix) / ".envlock/verify").string();
+std::string temporary_work_dir() {
     std::string tmpl = (fs::temp_directory_path() / "envlock-verify-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw EnvironmentError("verify: cannot create " + tmpl + ": " + std::strerror(errno));
     return tmpl;
@@ -853,7 +851,9 @@ VerifyReport verify_lock(const Lock& lock, const VerifyInputs& in, const kb::Kno
     // Without a prefix or --work-dir the logs go to a temporary folder, kept only when a failed
     // check points at its log there, so that other runs leave nothing behind.
     const bool temporary = in.work_dir.empty() && in.prefix.empty();
-    std::string work_dir = default_work_dir(in);
+    std::string work_dir = !in.work_dir.empty() ? in.work_dir
+                           : !in.prefix.empty() ? (fs::path(in.prefix) / ".envlock/verify").string()
+                                                : temporary_work_dir();
     std::error_code ec;
     fs::create_directories(work_dir, ec);
     if (ec) throw EnvironmentError("verify: cannot create " + work_dir + ": " + ec.message());

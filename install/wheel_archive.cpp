@@ -18,6 +18,7 @@
 #include <set>
 
 #include "fetch/files.hpp"
+#include "install/link.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::install {
@@ -204,19 +205,12 @@ std::vector<WheelMember> walk_unpacked_wheel(const std::string& dir) {
 
 // "<size> <x|-> <name>\n" per member, sorted by name; nullopt when absent or not in that form.
 std::optional<std::vector<WheelMember>> read_listing(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return std::nullopt;
     std::string text;
-    char buffer[1 << 16];
-    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            ::close(fd);
-            return std::nullopt;
-        }
-        text.append(buffer, static_cast<size_t>(n));
+    try {
+        text = read_whole_file(path);
+    } catch (const EnvironmentError&) {
+        return std::nullopt;   // absent (a cache filled before listings were saved): walk instead
     }
-    ::close(fd);
     std::vector<WheelMember> out;
     std::string_view rest = text;
     while (!rest.empty()) {

@@ -657,8 +657,8 @@ std::string MatchSpec::str() const {
         // An operator before a trailing '*' ("==1.9.*" beside a build, "=1.9.*" from brackets)
         // would print as "===1.9" (found by fuzz/matchspec): conda keeps such a text as written.
         // So would one '=' before anything ("=p9" beside a build printed as "===p9=yu").
-        bool operator_glob = (v.front() == '=' && v.back() == '*') || (v.front() == '=' && !starts_with(v, "=="));
-        if (v.find_first_of("><$^|,@") != std::string::npos || stem.find('*') != std::string_view::npos || operator_glob) {
+        bool lone_equals = v.front() == '=' && (v.back() == '*' || !starts_with(v, "=="));
+        if (v.find_first_of("><$^|,@") != std::string::npos || stem.find('*') != std::string_view::npos || lone_equals) {
             brackets.push_back("version=" + quoted(v));
         } else if (starts_with(v, "!=") || starts_with(v, "~=")) {
             if (!build.empty()) brackets.push_back("version=" + quoted(v));

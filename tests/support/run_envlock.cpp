@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <stdexcept>
 
@@ -19,8 +20,7 @@ namespace {
 
 // An unnamed file: a test process that dies mid-run leaves nothing behind.
 int anonymous_file() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = tmp && *tmp ? tmp : "/tmp";
+    std::string dir = std::filesystem::temp_directory_path().string();
     int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0) return fd;
     std::string path = dir + "/envlock-test-output-XXXXXX";

@@ -18,8 +18,7 @@ namespace {
 class Root {
 public:
     Root() : owner_(::getpid()) {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/envlock-test-XXXXXX";
+        std::string tmpl = (fs::temp_directory_path() / "envlock-test-XXXXXX").string();
         if (!::mkdtemp(tmpl.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp " + tmpl);
         path_ = tmpl;
     }
