@@ -13,6 +13,7 @@
 
 #include "fetch/files.hpp"
 #include "fetch/process.hpp"
+#include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/wheel.hpp"
@@ -78,6 +79,54 @@ std::optional<BaseInterpreter> probe(const std::string& exe) {
     std::error_code ec;
     fs::path real = fs::canonical(lines[2], ec);
     b.executable = ec ? lines[2] : real.string();
+    return b;
+}
+
+// What identifies an interpreter's answer: the file that runs (its identity, size and times) and,
+// for a venv's interpreter, its pyvenv.cfg, which decides sys._base_executable. A package
+// upgrade replaces the binary, so its inode or times change and the answer is asked again.
+std::string probe_key(const std::string& exe, const std::string& real) {
+    auto stamp = [](const std::string& path) {
+        struct stat st;
+        if (::stat(path.c_str(), &st) != 0) return std::string("none");
+        return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+               std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
+               std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+    };
+    fs::path cfg = fs::path(exe).parent_path().parent_path() / "pyvenv.cfg";
+    return "exe " + exe + "\nreal " + real + "\nstat " + stamp(real) + "\ncfg " + stamp(cfg.string()) + "\n";
+}
+
+constexpr std::string_view kProbeHeader = "envlock interpreter probe 1\n";
+
+// probe(), remembered in `cache_dir` (as uv keeps interpreter answers in its cache): a warm
+// install of a venv starts no python just to ask what it is. A missing, torn or stale entry
+// is asked again and rewritten; a cache that cannot be written costs only the probe.
+std::optional<BaseInterpreter> probe_cached(const std::string& exe, const std::string& real, const std::string& cache_dir) {
+    if (cache_dir.empty()) return probe(exe);
+    const std::string key = probe_key(exe, real);
+    const std::string entry = join(cache_dir, sha256_hex(exe).substr(0, 32));
+    try {
+        std::string text = read_text_file(entry);
+        std::string head = std::string(kProbeHeader) + key;
+        if (text.rfind(head, 0) == 0) {
+            auto lines = lines_of(text.substr(head.size()));
+            if (lines.size() == 3 && lines[0] == "CPython" && !lines[1].empty() && !lines[2].empty())
+                return BaseInterpreter{lines[2], lines[1], lines[0]};
+        }
+    } catch (const std::exception&) {
+        // absent or unreadable: ask the interpreter
+    }
+    auto b = probe(exe);
+    if (b) {
+        try {
+            std::error_code ec;
+            fs::create_directories(cache_dir, ec);
+            write_file_atomically(entry, std::string(kProbeHeader) + key + b->implementation + "\n" + b->version + "\n" +
+                                             b->executable + "\n");
+        } catch (const std::exception&) {
+        }
+    }
     return b;
 }
 
@@ -152,7 +201,7 @@ namespace {
 
 // Probes the interpreters in `dirs` in order until `enough` says so (each probe starts a
 // python: a few tens of milliseconds, more on a loaded machine).
-std::vector<BaseInterpreter> scan_interpreters(const std::vector<std::string>& dirs,
+std::vector<BaseInterpreter> scan_interpreters(const std::vector<std::string>& dirs, const std::string& probe_cache,
                                                const std::function<bool(const BaseInterpreter&)>& enough) {
     std::vector<BaseInterpreter> out;
     std::set<std::string> probed, found;
@@ -176,7 +225,7 @@ std::vector<BaseInterpreter> scan_interpreters(const std::vector<std::string>& d
             std::error_code e2;
             std::string real = fs::canonical(exe, e2).string();
             if (e2 || !probed.insert(real).second || is_script(real)) continue;
-            auto b = probe(exe);
+            auto b = probe_cached(exe, real, probe_cache);
             if (b && found.insert(b->executable).second) {
                 out.push_back(*b);
                 if (enough && enough(*b)) return out;
@@ -188,14 +237,16 @@ std::vector<BaseInterpreter> scan_interpreters(const std::vector<std::string>& d
 
 }  // namespace
 
-std::vector<BaseInterpreter> find_interpreters(const std::vector<std::string>& dirs) { return scan_interpreters(dirs, {}); }
+std::vector<BaseInterpreter> find_interpreters(const std::vector<std::string>& dirs, const std::string& probe_cache) {
+    return scan_interpreters(dirs, probe_cache, {});
+}
 
-BaseInterpreter find_interpreter(const std::string& version, const std::vector<std::string>& dirs) {
+BaseInterpreter find_interpreter(const std::string& version, const std::vector<std::string>& dirs, const std::string& probe_cache) {
     bool exact = std::count(version.begin(), version.end(), '.') >= 2;
     auto matches = [&](const BaseInterpreter& b) { return exact ? b.version == version : b.version.rfind(version + ".", 0) == 0; };
     // The first match in search order, as a scan of all would give; the rest are probed only
     // for the message when none matches.
-    auto all = scan_interpreters(dirs, matches);
+    auto all = scan_interpreters(dirs, probe_cache, matches);
     if (!all.empty() && matches(all.back())) return all.back();
     std::string msg = "the lock wants Python " + version + ", and no such interpreter is on this machine";
     if (all.empty()) {

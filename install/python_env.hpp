@@ -35,12 +35,14 @@ struct BaseInterpreter {
 std::vector<std::string> default_interpreter_dirs();
 
 // Every distinct base interpreter found as python3.X / python3 / python in `dirs` (each asked once
-// for its version; venv interpreters are followed to their base).
-std::vector<BaseInterpreter> find_interpreters(const std::vector<std::string>& dirs);
+// for its version; venv interpreters are followed to their base). With `probe_cache` (a directory),
+// each answer is kept there and reused while the interpreter's file (and pyvenv.cfg) is unchanged.
+std::vector<BaseInterpreter> find_interpreters(const std::vector<std::string>& dirs, const std::string& probe_cache = "");
 
 // The first interpreter whose version matches `version` ("3.11" any patch, "3.11.2" exactly).
 // EnvironmentError (exit 3) naming the version, where it looked and what it found otherwise.
-BaseInterpreter find_interpreter(const std::string& version, const std::vector<std::string>& dirs);
+BaseInterpreter find_interpreter(const std::string& version, const std::vector<std::string>& dirs,
+                                 const std::string& probe_cache = "");
 
 // A venv at `prefix` on `base`, laid out as uv does: pyvenv.cfg, bin/python -> base (absolute),
 // python3 and python3.X -> python, lib/pythonX.Y/site-packages, lib64 -> lib, .gitignore.

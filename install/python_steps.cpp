@@ -30,13 +30,14 @@ PythonLayout layout_of(const PackageContext& ctx) {
     return l;
 }
 
-InstalledPackage package_of(const PackageContext& ctx, const std::string& kind, const std::vector<WrittenFile>& files) {
+InstalledPackage package_of(const PackageContext& ctx, const std::string& kind, std::vector<WrittenFile> files) {
     InstalledPackage p;
     p.id = package_id(ctx.package);
     p.kind = kind;
     p.name = ctx.package.name;
     p.version = ctx.package.version;
-    for (const auto& f : files) p.files.push_back({f.path, f.sha256, f.size, ""});
+    p.files.reserve(files.size());
+    for (auto& f : files) p.files.push_back({std::move(f.path), std::move(f.sha256), f.size, ""});
     return p;
 }
 
@@ -64,7 +65,7 @@ PackageInstaller wheel_installer(const PythonStepOptions& options) {
         auto got = install_wheel((tree ? ctx.cache->tree() : ctx.cache->archive()).string(), layout, wo);
         for (const auto& r : got.replaced)
             if (ctx.warn) ctx.warn(ctx.package.name + " " + ctx.package.version + " overwrote " + r);
-        return package_of(ctx, "pypi", got.files);
+        return package_of(ctx, "pypi", std::move(got.files));
     };
 }
 
@@ -91,7 +92,7 @@ PackageInstaller source_installer(const PythonStepOptions& options) {
             if (it->is_directory() && !it->is_symlink()) continue;
             files.push_back({(fs::path(got.checkout) / it->path().lexically_relative(ctx.stage / got.checkout)).generic_string(), "", 0});
         }
-        return package_of(ctx, "source", files);
+        return package_of(ctx, "source", std::move(files));
     };
 }
 
@@ -102,7 +103,7 @@ VenvMaker venv_maker(const PythonStepOptions& options) {
             throw InputError("lock: it has PyPI packages but names no Python version (no conda python, no spec python, "
                              "no cpXY wheels); add `python: \"3.X\"` to its spec and resolve again");
         auto dirs = options.interpreter_dirs.empty() ? default_interpreter_dirs() : options.interpreter_dirs;
-        BaseInterpreter base = find_interpreter(version, dirs);
+        BaseInterpreter base = find_interpreter(version, dirs, options.probe_cache);
         create_venv(stage.string(), base);
         VenvResult r;
         std::string mm = base.version.substr(0, base.version.find('.', base.version.find('.') + 1));
@@ -127,6 +128,9 @@ VenvMaker venv_maker(const PythonStepOptions& options) {
 void use_python_installers(InstallOptions& options, const PythonStepOptions& given) {
     PythonStepOptions python = given;
     if (python.mirrors.rules.empty()) python.mirrors = options.fetch.mirrors;
+    // Beside the packages of the same cache (the CLI always names one).
+    if (python.probe_cache.empty() && !options.fetch.cache_dir.empty())
+        python.probe_cache = (fs::path(options.fetch.cache_dir) / "interpreters").string();
     options.install_wheel = wheel_installer(python);
     options.install_source = source_installer(python);
     options.make_venv = venv_maker(python);

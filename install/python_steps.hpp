@@ -13,6 +13,7 @@ struct PythonStepOptions {
     bool compile = false;                           // --compile: bytecode for installed .py files
     std::vector<std::string> interpreter_dirs;      // where base interpreters are looked for; empty: default_interpreter_dirs()
     fetch::Mirrors mirrors;                         // git sources are cloned through these (--mirror)
+    std::string probe_cache;                        // where interpreter answers are kept; empty: ask every time
 };
 
 PackageInstaller wheel_installer(const PythonStepOptions& options = {});

@@ -24,44 +24,77 @@ int hex_value(char c) {
     return -1;
 }
 
-std::string quoted_if_needed(const std::string& field) {
-    if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-    std::string out = "\"";
+// (A loop, not find_first_of: libstdc++'s searches the set with memchr once per character.)
+bool is_csv_special(char c) { return c == ',' || c == '"' || c == '\r' || c == '\n'; }
+
+void append_quoted_if_needed(std::string& out, const std::string& field) {
+    if (std::none_of(field.begin(), field.end(), is_csv_special)) {
+        out += field;
+        return;
+    }
+    out.push_back('"');
     for (char c : field) {
         if (c == '"') out.push_back('"');
         out.push_back(c);
     }
     out.push_back('"');
-    return out;
 }
+
+// kB64's inverse; -1 for a byte outside both base64 alphabets ('+' and '/' are tolerated).
+struct B64Table {
+    signed char value[256];
+    B64Table() {
+        std::fill(std::begin(value), std::end(value), static_cast<signed char>(-1));
+        for (int i = 0; i < 64; ++i) value[static_cast<unsigned char>(kB64[i])] = static_cast<signed char>(i);
+        value[static_cast<unsigned char>('+')] = 62;
+        value[static_cast<unsigned char>('/')] = 63;
+    }
+};
+const B64Table kB64Values;
 
 }  // namespace
 
 std::vector<RecordRow> parse_record(std::string_view text, std::string_view source) {
     std::vector<RecordRow> rows;
+    rows.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
     size_t i = 0, line = 1;
+    std::string fields[3];
     while (i < text.size()) {
-        std::vector<std::string> fields(1);
+        size_t count = 1;
+        std::string extra;   // a fourth field and beyond: only counted for the message
+        for (auto& f : fields) f.clear();
         bool in_quotes = false, row_done = false;
         size_t row_line = line;
+        auto field = [&]() -> std::string& { return count <= 3 ? fields[count - 1] : extra; };
         while (i < text.size() && !row_done) {
+            // An unquoted run up to the next special character is copied at once.
+            if (!in_quotes) {
+                size_t stop = i;
+                while (stop < text.size() && !is_csv_special(text[stop])) ++stop;
+                if (stop > i) {
+                    field().append(text.substr(i, stop - i));
+                    i = stop;
+                    continue;
+                }
+            }
             char c = text[i++];
             if (in_quotes) {
                 if (c == '"') {
                     if (i < text.size() && text[i] == '"') {
-                        fields.back().push_back('"');
+                        field().push_back('"');
                         ++i;
                     } else {
                         in_quotes = false;
                     }
                 } else {
                     if (c == '\n') ++line;
-                    fields.back().push_back(c);
+                    field().push_back(c);
                 }
-            } else if (c == '"' && fields.back().empty()) {
+            } else if (c == '"' && field().empty()) {
                 in_quotes = true;
             } else if (c == ',') {
-                fields.emplace_back();
+                ++count;
+                if (count > 3) extra.clear();
             } else if (c == '\n') {
                 ++line;
                 row_done = true;
@@ -70,44 +103,56 @@ std::vector<RecordRow> parse_record(std::string_view text, std::string_view sour
                 ++line;
                 row_done = true;
             } else {
-                fields.back().push_back(c);
+                field().push_back(c);
             }
         }
         if (in_quotes)
             throw InputError(std::string(source) + ":" + std::to_string(row_line) + ": unterminated quoted field in RECORD");
-        if (fields.size() == 1 && fields[0].empty()) continue;   // blank line
-        if (fields.size() > 3)
+        if (count == 1 && fields[0].empty()) continue;   // blank line
+        if (count > 3)
             throw InputError(std::string(source) + ":" + std::to_string(row_line) +
-                             ": expected 'path,hash,size' in RECORD, found " + std::to_string(fields.size()) + " fields");
-        fields.resize(3);
-        rows.push_back({fields[0], fields[1], fields[2]});
+                             ": expected 'path,hash,size' in RECORD, found " + std::to_string(count) + " fields");
+        rows.push_back({std::move(fields[0]), std::move(fields[1]), std::move(fields[2])});
     }
     return rows;
 }
 
 std::string write_record(std::vector<RecordRow> rows) {
     std::sort(rows.begin(), rows.end(), [](const RecordRow& a, const RecordRow& b) { return a.path < b.path; });
+    size_t total = 0;
+    for (const auto& r : rows) total += r.path.size() + r.hash.size() + r.size.size() + 3;
     std::string out;
-    for (const auto& r : rows) out += quoted_if_needed(r.path) + "," + quoted_if_needed(r.hash) + "," + quoted_if_needed(r.size) + "\n";
+    out.reserve(total + total / 16);
+    for (const auto& r : rows) {
+        append_quoted_if_needed(out, r.path);
+        out.push_back(',');
+        append_quoted_if_needed(out, r.hash);
+        out.push_back(',');
+        append_quoted_if_needed(out, r.size);
+        out.push_back('\n');
+    }
     return out;
 }
 
 std::string record_hash_from_hex(std::string_view hex) {
-    std::string bytes;
-    for (size_t i = 0; i + 1 < hex.size(); i += 2)
-        bytes.push_back(static_cast<char>(hex_value(hex[i]) * 16 + hex_value(hex[i + 1])));
-    std::string out = "sha256=";
+    unsigned char bytes[64];
+    size_t n = 0;
+    for (size_t i = 0; i + 1 < hex.size() && n < sizeof bytes; i += 2)
+        bytes[n++] = static_cast<unsigned char>(hex_value(hex[i]) * 16 + hex_value(hex[i + 1]));
+    std::string out;
+    out.reserve(7 + (n * 4 + 2) / 3);
+    out = "sha256=";
     size_t i = 0;
-    for (; i + 2 < bytes.size(); i += 3) {
-        uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t(bytes[i]) << 16) | (uint32_t(bytes[i + 1]) << 8) | uint32_t(bytes[i + 2]);
         for (int s = 18; s >= 0; s -= 6) out.push_back(kB64[(v >> s) & 63]);
     }
-    if (bytes.size() - i == 1) {
-        uint32_t v = uint8_t(bytes[i]) << 16;
+    if (n - i == 1) {
+        uint32_t v = uint32_t(bytes[i]) << 16;
         out.push_back(kB64[(v >> 18) & 63]);
         out.push_back(kB64[(v >> 12) & 63]);
-    } else if (bytes.size() - i == 2) {
-        uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t(bytes[i]) << 16) | (uint32_t(bytes[i + 1]) << 8);
         out.push_back(kB64[(v >> 18) & 63]);
         out.push_back(kB64[(v >> 12) & 63]);
         out.push_back(kB64[(v >> 6) & 63]);
@@ -119,27 +164,27 @@ std::optional<std::string> hex_from_record_hash(std::string_view record_hash) {
     if (record_hash.rfind("sha256=", 0) != 0) return std::nullopt;
     std::string_view b64 = record_hash.substr(7);
     while (!b64.empty() && b64.back() == '=') b64.remove_suffix(1);   // tolerate padding
-    std::string bytes;
+    unsigned char bytes[32];
+    size_t n = 0;
     uint32_t acc = 0;
     int bits = 0;
     for (char c : b64) {
-        const char* p = std::strchr(kB64, c);
-        if (c == '+') p = kB64 + 62;   // tolerate the standard alphabet too
-        if (c == '/') p = kB64 + 63;
-        if (!p || c == '\0') return std::nullopt;
-        acc = (acc << 6) | static_cast<uint32_t>(p - kB64);
+        int v = kB64Values.value[static_cast<unsigned char>(c)];
+        if (v < 0) return std::nullopt;
+        acc = (acc << 6) | static_cast<uint32_t>(v);
         bits += 6;
         if (bits >= 8) {
             bits -= 8;
-            bytes.push_back(static_cast<char>((acc >> bits) & 0xff));
+            if (n == sizeof bytes) return std::nullopt;
+            bytes[n++] = static_cast<unsigned char>((acc >> bits) & 0xff);
         }
     }
-    if (bytes.size() != 32) return std::nullopt;
+    if (n != 32) return std::nullopt;
     static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (unsigned char b : bytes) {
-        out.push_back(hex[b >> 4]);
-        out.push_back(hex[b & 0xf]);
+    std::string out(64, '\0');
+    for (size_t k = 0; k < 32; ++k) {
+        out[2 * k] = hex[bytes[k] >> 4];
+        out[2 * k + 1] = hex[bytes[k] & 0xf];
     }
     return out;
 }

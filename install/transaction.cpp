@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <future>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -401,6 +402,9 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         next.prefix = prefix;
         next.lock_hash = lock.content_hash;
         next.packages = kept;
+        // The prefix's copy of the lock does not depend on what is linked: its text is made
+        // beside the linking instead of after it.
+        std::future<std::string> lock_text = std::async(std::launch::async, [&lock] { return write_lock(lock); });
         std::mutex say_mutex;   // packages are linked on several threads
         auto warn = [&](const std::string& s) {
             std::lock_guard g(say_mutex);
@@ -413,15 +417,19 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         std::vector<const LockedPackage*> conda, pypi, sources;
         for (const auto* p : plan.add)
             (p->kind == Ecosystem::conda ? conda : p->kind == Ecosystem::pypi ? pypi : sources).push_back(p);
-        std::map<std::string, std::string> owner;   // path -> package, to name clobbers
-        for (const auto& p : next.packages)
-            for (const auto& f : p.files) owner[f.path] = p.name;
+        // path -> index in next.packages, to name clobbers. The keys view the paths inside the
+        // packages' file lists, which stay put while next.packages grows (a moved vector keeps
+        // its buffer) and are not changed afterwards.
+        std::unordered_map<std::string_view, size_t> owner;
+        for (size_t i = 0; i < next.packages.size(); ++i)
+            for (const auto& f : next.packages[i].files) owner[f.path] = i;
         auto record = [&](InstalledPackage installed) {
+            const size_t index = next.packages.size();
             for (const auto& f : installed.files) {
-                auto [it, fresh] = owner.emplace(f.path, installed.name);
-                if (!fresh && it->second != installed.name)
-                    warn(installed.name + " overwrites " + f.path + ", which " + it->second + " installed too");
-                it->second = installed.name;
+                auto [it, fresh] = owner.emplace(f.path, index);
+                if (!fresh && next.packages[it->second].name != installed.name)
+                    warn(installed.name + " overwrites " + f.path + ", which " + next.packages[it->second].name + " installed too");
+                it->second = index;
             }
             say("installed " + installed.name + " " + installed.version);
             next.packages.push_back(std::move(installed));
@@ -489,6 +497,9 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             parallel_for(alone.size(), link_threads, [&](size_t k) { install_one(alone[k]); });
             for (size_t i : shared) install_one(i);
             check_signal();
+            size_t files = owner.size();
+            for (const auto& p : installed) files += p.files.size();
+            owner.reserve(files);
             for (auto& p : installed) record(std::move(p));
         }
         for (const auto* p : sources) {
@@ -545,7 +556,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
                 p.build = it->second->build;
                 p.channel = channel_label(it->second->channel, it->second->subdir);
             }
-        write_new_file(paths.stage / kLockCopy, write_lock(lock));
+        write_new_file(paths.stage / kLockCopy, lock_text.get());
         write_new_file(paths.stage / kStateFile, state_json(next));
         check_signal();
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "fetch/files.hpp"
@@ -169,13 +170,13 @@ std::string generic(const fs::path& p) { return p.generic_string(); }
 // std::filesystem route below, so a ".." is resolved exactly as before.
 bool plain_absolute(std::string_view p) {
     if (p.size() < 2 || p[0] != '/') return false;
-    size_t i = 1;
-    while (i <= p.size()) {
-        size_t e = p.find('/', i);
-        if (e == std::string_view::npos) e = p.size();
-        std::string_view c = p.substr(i, e - i);
-        if (c.empty() || c == "." || c == "..") return false;
-        i = e + 1;
+    // Each component starts after a '/': it must not be empty, "." or "..".
+    for (size_t i = 0; i < p.size(); ++i) {
+        if (p[i] != '/') continue;
+        size_t n = 0;
+        while (i + 1 + n < p.size() && p[i + 1 + n] != '/' && n < 3) ++n;
+        if (n == 0) return false;
+        if (p[i + 1] == '.' && (n == 1 || (n == 2 && p[i + 2] == '.'))) return false;
     }
     return true;
 }
@@ -184,7 +185,8 @@ bool plain_absolute(std::string_view p) {
 // or `path` is not strictly below `base`.
 std::optional<std::string_view> below(std::string_view path, std::string_view base) {
     if (path.size() <= base.size() + 1 || path[base.size()] != '/' || path.compare(0, base.size(), base) != 0) return std::nullopt;
-    if (!plain_absolute(path) || !plain_absolute(base)) return std::nullopt;
+    // `base` is then whole components of `path`: plain when `path` is (and it is not "/" or "").
+    if (base.size() < 2 || !plain_absolute(path)) return std::nullopt;
     return path.substr(base.size() + 1);
 }
 
@@ -253,7 +255,7 @@ public:
     Writer(const Writer&) = delete;
     ~Writer() {
         if (committed_) return;
-        for (const auto& t : temps_) ::unlink(t.temp.c_str());
+        for (const auto& t : temps_) ::unlink(t.name().c_str());
         for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) ::rmdir(it->c_str());
     }
 
@@ -331,8 +333,7 @@ public:
         if (direct_ && hardlink) {
             // A new name in the stage is linked as itself; EEXIST tells whether it was there.
             if (::link(from.c_str(), final_path.c_str()) == 0) {
-                t.temp = final_path;
-                temps_.push_back(std::move(t));
+                temps_.push_back(std::move(t));   // written as itself: no temp name
                 return;
             }
             bool exists = errno == EEXIST;
@@ -366,19 +367,21 @@ public:
     void commit() {
         for (const auto& t : temps_) {
             struct stat st;
-            if (t.temp != t.final && ::lstat(t.final.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            if (t.renamed() && ::lstat(t.final.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
                 throw InputError(wheel_ + ": cannot install " + t.final + ": a directory is in the way");
         }
         for (const auto& t : temps_)
-            if (t.temp != t.final && ::rename(t.temp.c_str(), t.final.c_str()) != 0)
+            if (t.renamed() && ::rename(t.temp.c_str(), t.final.c_str()) != 0)
                 throw EnvironmentError("cannot move " + t.temp + " to " + t.final + ": " + std::strerror(errno));
         committed_ = true;
     }
 
 private:
     struct Temp {
-        std::string final, temp;
+        std::string final, temp;   // temp: "" when the file was written as `final` itself
         int fd = -1;
+        const std::string& name() const { return temp.empty() ? final : temp; }
+        bool renamed() const { return !temp.empty() && temp != final; }
         std::unique_ptr<Sha256> hash;
         std::uint64_t size = 0;
     };
@@ -406,12 +409,24 @@ private:
     }
 };
 
+// "sha256=" and 43 urlsafe base64 characters whose unused low bits are zero: exactly the text
+// record_hash_from_hex makes of the same digest, so an unchanged file's row can keep it.
+bool canonical_record_hash(std::string_view h) {
+    if (h.size() != 50 || h.rfind("sha256=", 0) != 0) return false;
+    for (char c : h.substr(7))
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+    // 32 bytes are 256 bits; 43 characters carry 258: the last one's low 2 bits are padding.
+    const std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    return alphabet.find(h.back()) % 4 == 0;
+}
+
 // Where one archive member goes.
 struct Placement {
     std::string final_path;     // absolute, in the env
     std::string scheme;         // purelib, platlib, headers, scripts, data
     std::string expected_hash;  // RECORD's sha256, hex
     std::string other_hash;     // RECORD's hash when it is another algorithm (checked in memory)
+    std::string record_hash;    // RECORD's sha256 text, when it is what record_hash_from_hex writes
     std::uint64_t expected_size = 0;
     bool executable = false;
 };
@@ -514,15 +529,15 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     std::error_code tree_ec;
     const bool unpacked = fs::is_directory(wheel_path, tree_ec);
     std::vector<WheelMember> members = unpacked ? list_unpacked_wheel(wheel_path) : list_wheel(wheel_path);
-    std::set<std::string> dist_infos;
+    std::set<std::string_view> dist_infos;
     for (const auto& m : members) {
-        std::string top = m.name.substr(0, m.name.find('/'));
+        std::string_view top = std::string_view(m.name).substr(0, m.name.find('/'));
         if (top.size() > 10 && top.ends_with(".dist-info") && top.size() < m.name.size()) dist_infos.insert(top);
     }
     if (dist_infos.size() != 1)
         throw InputError(wheel_path + ": expected exactly one top-level *.dist-info directory, found " +
                          std::to_string(dist_infos.size()));
-    const std::string dist_info = *dist_infos.begin();
+    const std::string dist_info(*dist_infos.begin());
     const std::string data_dir = dist_info.substr(0, dist_info.size() - 10) + ".data";
     const std::string record_name = dist_info + "/RECORD";
 
@@ -547,8 +562,11 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     if (result.name.empty() || result.version.empty())
         throw InputError(wheel_path + ": " + wanted[1] + " has no Name or Version");
 
-    std::map<std::string, RecordRow> record;
-    for (auto& row : parse_record(meta[2], wheel_path + "!" + record_name)) record[row.path] = row;
+    // The last row of a path wins, as a dict built from the rows would.
+    const std::vector<RecordRow> record_rows = parse_record(meta[2], wheel_path + "!" + record_name);
+    std::unordered_map<std::string_view, const RecordRow*> record;
+    record.reserve(record_rows.size());
+    for (const auto& row : record_rows) record[row.path] = &row;
 
     std::vector<EntryPoint> entry_points;
     if (has(wanted[3])) entry_points = parse_entry_points(meta[3], wheel_path + "!" + wanted[3]);
@@ -564,29 +582,37 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     std::map<std::string, std::string> scheme_dirs = {
         {"purelib", layout.purelib}, {"platlib", layout.platlib}, {"scripts", layout.scripts},
         {"data", layout.data}, {"headers", generic(fs::path(layout.headers) / result.name)}};
-    std::map<std::string, Placement> placements;
-    std::set<std::string> destinations;
+    std::unordered_map<std::string_view, Placement> placements;   // keys view `members`
+    placements.reserve(members.size());
+    std::unordered_set<std::string> destinations;
+    destinations.reserve(members.size() + entry_points.size());
+    const std::string data_prefix = data_dir + "/";
     for (const auto& m : members) {
         if (m.name == record_name || m.name == record_name + ".jws" || m.name == record_name + ".p7s") continue;
         auto row = record.find(m.name);
         if (row == record.end())
             throw InputError(wheel_path + ": " + m.name + " is not listed in " + record_name +
                              " (the spec requires every file to be listed with its hash)");
-        auto hex = hex_from_record_hash(row->second.hash);
-        if (!hex && row->second.hash.find('=') == std::string::npos)
-            throw InputError(wheel_path + ": " + record_name + " gives '" + row->second.hash + "' for " + m.name +
+        const RecordRow& rec = *row->second;
+        auto hex = hex_from_record_hash(rec.hash);
+        if (!hex && rec.hash.find('=') == std::string::npos)
+            throw InputError(wheel_path + ": " + record_name + " gives '" + rec.hash + "' for " + m.name +
                              "; expected <algorithm>=<urlsafe base64 digest>");
-        if (!row->second.size.empty() && row->second.size != std::to_string(m.size))
+        if (!rec.size.empty() && rec.size != std::to_string(m.size))
             throw InputError(wheel_path + ": " + m.name + " is " + std::to_string(m.size) + " bytes, " + record_name +
-                             " says " + row->second.size);
+                             " says " + rec.size);
         Placement p;
-        if (hex) p.expected_hash = *hex;
-        else p.other_hash = row->second.hash;
+        if (hex) {
+            p.expected_hash = std::move(*hex);
+            if (canonical_record_hash(rec.hash)) p.record_hash = rec.hash;
+        } else {
+            p.other_hash = rec.hash;
+        }
         p.expected_size = m.size;
         p.executable = m.executable;
         std::string rest = m.name;
         p.scheme = root_is_purelib ? "purelib" : "platlib";
-        if (m.name.rfind(data_dir + "/", 0) == 0) {
+        if (m.name.rfind(data_prefix, 0) == 0) {
             std::string under = m.name.substr(data_dir.size() + 1);
             size_t slash = under.find('/');
             std::string key = under.substr(0, slash);
@@ -612,12 +638,12 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
                 throw InputError(wheel_path + ": refused script '" + rest + "': it would replace the environment's interpreter");
             p.executable = true;
         }
-        p.final_path = generic(fs::path(scheme_dirs[p.scheme]) / rest);
+        p.final_path = joined(scheme_dirs[p.scheme], rest);
         if (inside(p.final_path, layout.prefix).empty())
             throw InputError(wheel_path + ": " + m.name + " would land outside the prefix " + layout.prefix);
         if (!destinations.insert(p.final_path).second)
             throw InputError(wheel_path + ": two members install to " + p.final_path);
-        placements[m.name] = std::move(p);
+        placements[std::string_view(m.name)] = std::move(p);
     }
     // Launchers too: one file per script name, whichever section declares it.
     for (const auto& ep : entry_points)
@@ -630,8 +656,10 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         std::string final_path;
         FileDigest digest;
         std::string scheme;
+        std::string record_hash;   // the wheel's own RECORD hash of an unchanged file, when canonical
     };
     std::vector<Written> written;
+    written.reserve(placements.size() + entry_points.size() + 3);
     std::map<std::string, size_t> open_index;
     std::map<std::string, std::string> script_buffers;
     auto buffered = [&](const Placement& p) {
@@ -642,7 +670,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         for (const auto& m : members) {
             auto it = placements.find(m.name);
             if (it == placements.end() || buffered(it->second)) continue;
-            const Placement& p = it->second;
+            Placement& p = it->second;   // not read again once placed: its strings move to `written`
             if (m.size != p.expected_size)
                 throw InputError(wheel_path + ": " + m.name + " is " + std::to_string(m.size) + " bytes, " + record_name +
                                  " says " + std::to_string(p.expected_size));
@@ -650,7 +678,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             if (options.verify_unpacked_hashes && digest_file(from).sha256 != p.expected_hash)
                 throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name);
             writer.place(from, staged(options, layout, p.final_path), options.hardlink);
-            written.push_back({p.final_path, {p.expected_hash, p.expected_size}, p.scheme});
+            written.push_back({std::move(p.final_path), {std::move(p.expected_hash), p.expected_size}, p.scheme, std::move(p.record_hash)});
         }
     }
     auto stream_members = [&](auto&&... args) {
@@ -702,7 +730,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
                     throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name +
                                      " (expected " + p.expected_hash + ", found " + d.sha256 + ")");
             }
-            written.push_back({p.final_path, d, p.scheme});
+            written.push_back({p.final_path, d, p.scheme, ""});
         });
 
     // ---- generated files: launchers, INSTALLER, REQUESTED, direct_url.json ----
@@ -710,14 +738,14 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         FileDigest d;
         std::string path = generic(fs::path(layout.scripts) / ep.name);
         writer.write_whole(staged(options, layout, path), launcher(ep, layout.interpreter), true, d);
-        written.push_back({path, d, "scripts"});
+        written.push_back({path, d, "scripts", ""});
     }
     const std::string dist_info_abs = generic(fs::path(root_dir) / dist_info);
     auto add_metadata = [&](const std::string& name, const std::string& content) {
         FileDigest d;
         std::string path = dist_info_abs + "/" + name;
         writer.write_whole(staged(options, layout, path), content, false, d);
-        written.push_back({path, d, "root"});
+        written.push_back({path, d, "root", ""});
     };
     add_metadata("INSTALLER", options.installer + "\n");
     if (options.requested) add_metadata("REQUESTED", "");
@@ -745,11 +773,14 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
 
     // ---- RECORD: installed paths relative to the directory holding .dist-info ----
     std::vector<RecordRow> rows;
+    rows.reserve(written.size() + pycs.size() + 1);
+    result.files.reserve(written.size() + pycs.size() + 1);
     auto row_path = [&](const std::string& abs) {
         return relative_lexically(abs, root_dir);
     };
     for (const auto& w : written) {
-        rows.push_back({row_path(w.final_path), record_hash_from_hex(w.digest.sha256), std::to_string(w.digest.size)});
+        rows.push_back({row_path(w.final_path), w.record_hash.empty() ? record_hash_from_hex(w.digest.sha256) : w.record_hash,
+                        std::to_string(w.digest.size)});
         result.files.push_back({inside(w.final_path, layout.prefix), w.digest.sha256, w.digest.size});
     }
     for (const auto& pyc : pycs) {

@@ -43,6 +43,40 @@ TEST_CASE("no interpreter of the locked version: an environment error naming the
     CHECK(find_interpreter(debian_base().version, {"/usr/bin"}).executable == debian_base().executable);
 }
 
+// uv keeps each interpreter's answer in its cache and asks again when the executable changes
+// (uv-python's interpreter cache, keyed by path and modification time); envlock does the same.
+TEST_CASE("the interpreter probe cache: an answer is reused while the executable is unchanged, asked again after a change") {
+    TempDir t;
+    fs::create_directories(t.path / "bin");
+    const auto base = debian_base();
+    const std::string exe = "bin/python" + fixture_wheels().python_version;
+    fs::copy_file(base.executable, t.path / exe);   // a real CPython we may touch
+    const std::string cache = t.str("cache/interpreters");
+    auto first = find_interpreters({t.str("bin")}, cache);
+    REQUIRE(first.size() == 1);
+    CHECK(first[0].version == base.version);
+    CHECK(first[0].executable == t.str(exe));
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(cache)) entries.push_back(e.path());
+    REQUIRE(entries.size() == 1);
+
+    // Reused: an answer edited in the cache is what the next scan returns (no python started).
+    std::string text = read_text(entries[0]);
+    size_t at = text.find("\n" + base.version + "\n");
+    REQUIRE(at != std::string::npos);
+    write_text(entries[0], text.substr(0, at) + "\n3.99.0\n" + text.substr(at + base.version.size() + 2));
+    CHECK(find_interpreters({t.str("bin")}, cache)[0].version == "3.99.0");
+
+    // A changed executable (an upgrade replaces it: new times) is asked again.
+    fs::last_write_time(t.path / exe, fs::last_write_time(t.path / exe) + std::chrono::seconds(5));
+    CHECK(find_interpreters({t.str("bin")}, cache)[0].version == base.version);
+
+    // A torn entry is asked again too, and rewritten.
+    write_text(entries[0], "envlock interpreter probe 1\nexe ");
+    CHECK(find_interpreters({t.str("bin")}, cache)[0].version == base.version);
+    CHECK(read_text(entries[0]).find("\n" + base.version + "\n") != std::string::npos);
+}
+
 TEST_CASE("the locked python: the conda python's version, else the spec's, else the cpXY tags of the wheels") {
     Lock lock;
     LockedPackage wheel;
