@@ -210,6 +210,12 @@ std::string joined(const std::string& dir, const std::string& rel) {
 // Where a file whose final path is `abs` is written now (see WheelOptions::stage).
 std::string staged(const WheelOptions& o, const PythonLayout& l, const std::string& abs) {
     if (o.stage.empty()) return abs;
+    if (auto rest = below(abs, l.prefix); rest && !o.stage.empty() && o.stage.back() != '/') {
+        std::string out;
+        out.reserve(o.stage.size() + 1 + rest->size());
+        out.append(o.stage).append("/").append(*rest);
+        return out;
+    }
     return joined(o.stage, relative_lexically(abs, l.prefix));
 }
 
@@ -259,8 +265,9 @@ public:
         for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) ::rmdir(it->c_str());
     }
 
-    void make_dirs(const std::string& dir) {
-        if (known_dirs_.count(dir)) return;
+    void make_dirs(std::string_view dir_view) {
+        if (known_dirs_.find(dir_view) != known_dirs_.end()) return;
+        const std::string dir(dir_view);
         std::vector<fs::path> missing;
         for (fs::path d = dir; !d.empty() && d != d.root_path(); d = d.parent_path()) {
             struct stat st;
@@ -281,7 +288,7 @@ public:
 
     // Opens a temp file beside `final_path`; returns its index for append/finish.
     size_t open(const std::string& final_path, bool executable) {
-        make_dirs(parent_of(final_path));
+        make_parent_dirs(final_path);
         Temp t;
         t.final = final_path;
         const mode_t mode = executable ? 0777 : 0666;
@@ -327,7 +334,7 @@ public:
 
     // A temp hard link to (or copy of) `from` beside `final_path`, for files installed unchanged.
     void place(const std::string& from, const std::string& final_path, bool hardlink) {
-        make_dirs(parent_of(final_path));
+        make_parent_dirs(final_path);
         Temp t;
         t.final = final_path;
         if (direct_ && hardlink) {
@@ -391,12 +398,19 @@ private:
     bool committed_ = false;
     bool direct_ = false;
     std::vector<std::string> existing_;
-    std::unordered_set<std::string> known_dirs_;   // directories known to exist (one stat per directory)
+    // Directories known to exist (one stat per directory), looked up by string_view.
+    struct ViewHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_set<std::string, ViewHash, std::equal_to<>> known_dirs_;
 
-    static std::string parent_of(const std::string& path) {
+    void make_parent_dirs(const std::string& path) {
         size_t slash = path.rfind('/');
-        if (slash == std::string::npos || slash == 0 || path.find("//") != std::string::npos) return fs::path(path).parent_path().string();
-        return path.substr(0, slash);
+        if (slash == std::string::npos || slash == 0 || path.find("//") != std::string::npos)
+            make_dirs(fs::path(path).parent_path().string());
+        else
+            make_dirs(std::string_view(path).substr(0, slash));
     }
 
     // Also notes whether `final_path` exists (a file another package owns: a clobber).
@@ -414,7 +428,7 @@ private:
 bool canonical_record_hash(std::string_view h) {
     if (h.size() != 50 || h.rfind("sha256=", 0) != 0) return false;
     for (char c : h.substr(7))
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return false;
     // 32 bytes are 256 bits; 43 characters carry 258: the last one's low 2 bits are padding.
     const std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     return alphabet.find(h.back()) % 4 == 0;
@@ -426,7 +440,7 @@ struct Placement {
     std::string scheme;         // purelib, platlib, headers, scripts, data
     std::string expected_hash;  // RECORD's sha256, hex
     std::string other_hash;     // RECORD's hash when it is another algorithm (checked in memory)
-    std::string record_hash;    // RECORD's sha256 text, when it is what record_hash_from_hex writes
+    std::string_view record_hash;   // RECORD's sha256 text, when it is what record_hash_from_hex writes (views the rows)
     std::uint64_t expected_size = 0;
     bool executable = false;
 };
@@ -584,7 +598,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         {"data", layout.data}, {"headers", generic(fs::path(layout.headers) / result.name)}};
     std::unordered_map<std::string_view, Placement> placements;   // keys view `members`
     placements.reserve(members.size());
-    std::unordered_set<std::string> destinations;
+    std::unordered_set<std::string_view> destinations;   // views the placements' final paths (checked before they move)
     destinations.reserve(members.size() + entry_points.size());
     const std::string data_prefix = data_dir + "/";
     for (const auto& m : members) {
@@ -641,14 +655,21 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         p.final_path = joined(scheme_dirs[p.scheme], rest);
         if (inside(p.final_path, layout.prefix).empty())
             throw InputError(wheel_path + ": " + m.name + " would land outside the prefix " + layout.prefix);
-        if (!destinations.insert(p.final_path).second)
-            throw InputError(wheel_path + ": two members install to " + p.final_path);
-        placements[std::string_view(m.name)] = std::move(p);
+        auto [slot, fresh] = placements.try_emplace(std::string_view(m.name));
+        if (!fresh) throw InputError(wheel_path + ": two members install to " + p.final_path);
+        slot->second = std::move(p);   // a node of its own: the view below stays valid
+        if (!destinations.insert(slot->second.final_path).second)
+            throw InputError(wheel_path + ": two members install to " + slot->second.final_path);
     }
     // Launchers too: one file per script name, whichever section declares it.
-    for (const auto& ep : entry_points)
-        if (!destinations.insert(generic(fs::path(layout.scripts) / ep.name)).second)
+    std::vector<std::string> launcher_paths;
+    launcher_paths.reserve(entry_points.size());
+    for (const auto& ep : entry_points) {
+        launcher_paths.push_back(generic(fs::path(layout.scripts) / ep.name));
+        if (!destinations.insert(launcher_paths.back()).second)
             throw InputError(wheel_path + ": entry point '" + ep.name + "' is declared twice or clashes with a file of the wheel");
+    }
+    destinations.clear();
 
     // ---- write, verifying each member against RECORD as it streams ----
     Writer writer(wheel_path, !options.stage.empty());
@@ -656,7 +677,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         std::string final_path;
         FileDigest digest;
         std::string scheme;
-        std::string record_hash;   // the wheel's own RECORD hash of an unchanged file, when canonical
+        std::string_view record_hash;   // the wheel's own RECORD hash of an unchanged file, when canonical (views record_rows)
     };
     std::vector<Written> written;
     written.reserve(placements.size() + entry_points.size() + 3);
@@ -678,7 +699,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
             if (options.verify_unpacked_hashes && digest_file(from).sha256 != p.expected_hash)
                 throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name);
             writer.place(from, staged(options, layout, p.final_path), options.hardlink);
-            written.push_back({std::move(p.final_path), {std::move(p.expected_hash), p.expected_size}, p.scheme, std::move(p.record_hash)});
+            written.push_back({std::move(p.final_path), {std::move(p.expected_hash), p.expected_size}, p.scheme, p.record_hash});
         }
     }
     auto stream_members = [&](auto&&... args) {
@@ -778,10 +799,10 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
     auto row_path = [&](const std::string& abs) {
         return relative_lexically(abs, root_dir);
     };
-    for (const auto& w : written) {
-        rows.push_back({row_path(w.final_path), w.record_hash.empty() ? record_hash_from_hex(w.digest.sha256) : w.record_hash,
+    for (auto& w : written) {   // not read again: its strings move
+        rows.push_back({row_path(w.final_path), w.record_hash.empty() ? record_hash_from_hex(w.digest.sha256) : std::string(w.record_hash),
                         std::to_string(w.digest.size)});
-        result.files.push_back({inside(w.final_path, layout.prefix), w.digest.sha256, w.digest.size});
+        result.files.push_back({inside(w.final_path, layout.prefix), std::move(w.digest.sha256), w.digest.size});
     }
     for (const auto& pyc : pycs) {
         rows.push_back({row_path(pyc), "", ""});
