@@ -188,6 +188,34 @@ TEST_CASE("file:// URLs read local files; a missing one is a 404") {
     CHECK(rs[1].error.empty());
 }
 
+// Issue 21: a file:// page kept in memory is read without libcurl. libcurl stays the oracle:
+// a URL with a query is still its to read (its file:// reader ignores the query), so both
+// readers answer side by side for every snapshot page, a missing file and a directory.
+TEST_CASE("file:// pages read without libcurl answer as libcurl's file:// reader does") {
+    TempTree tree;
+    tree.write("dir/x.html", "x");
+    std::vector<std::string> paths = {tree.str() + "/missing.html", tree.str() + "/dir", tree.str() + "/dir/x.html"};
+    for (const auto& e : std::filesystem::recursive_directory_iterator(envlock::test::shared_dir() + "/snapshots"))
+        if (e.is_regular_file() && e.path().extension() != ".zst" && e.file_size() < (8u << 20)) paths.push_back(e.path().string());
+    REQUIRE(paths.size() > 5);
+    std::vector<Request> direct, by_curl;
+    for (const auto& p : paths) {
+        direct.push_back({"file://" + p});
+        by_curl.push_back({"file://" + p + "?by=curl"});
+    }
+    auto ours = perform(direct, quick());
+    auto curls = perform(by_curl, quick());
+    for (size_t i = 0; i < paths.size(); ++i) {
+        CAPTURE(paths[i]);
+        CHECK(ours[i].status == curls[i].status);
+        CHECK(ours[i].error == curls[i].error);
+        CHECK(ours[i].body == curls[i].body);
+        CHECK(ours[i].size == curls[i].size);
+    }
+    CHECK(ours[0].status == 404);
+    CHECK(ours[2].body == "x");
+}
+
 // Issue 21 item 4: a file:// download is copied by the kernel (copy_file_range), hashed from the
 // copy, synced once and renamed in; a mismatch, a missing file and an md5-only lock behave as
 // an HTTP download does.
