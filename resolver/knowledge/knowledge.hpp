@@ -29,6 +29,7 @@ namespace envlock::knowledge {
 struct ArchList {
     std::vector<int> sass;   // SASS (cubin) for these sm
     std::vector<int> ptx;    // PTX for these compute_XX
+    bool operator==(const ArchList&) const = default;
 };
 
 // A toolkit release and the driver it shipped with. `unknown`: no reachable source gives that
@@ -37,10 +38,11 @@ struct CudaDriverRow {
     std::string cuda, label, linux_driver, windows_driver, source;
     bool unknown = false;
     std::string why;
+    bool operator==(const CudaDriverRow&) const = default;
 };
-struct MinorVersionRule { int cuda_major = 0; std::string min_driver, windows_min_driver, note, source; };
-struct NvccTargetsRow { std::string cuda; std::vector<std::string> sm; std::string note, source; };
-struct GpuRow { std::string name; int major = 0, minor = 0; std::string source; bool unverified = false; std::string why; };
+struct MinorVersionRule { int cuda_major = 0; std::string min_driver, windows_min_driver, note, source; bool operator==(const MinorVersionRule&) const = default; };
+struct NvccTargetsRow { std::string cuda; std::vector<std::string> sm; std::string note, source; bool operator==(const NvccTargetsRow&) const = default; };
+struct GpuRow { std::string name; int major = 0, minor = 0; std::string source; bool unverified = false; std::string why; bool operator==(const GpuRow&) const = default; };
 struct HostCompilerLimit {
     std::string cuda;
     int gcc_max = 0;
@@ -49,6 +51,7 @@ struct HostCompilerLimit {
     std::string clang_min, source;
     bool unverified = false;
     std::string why;
+    bool operator==(const HostCompilerLimit&) const = default;
 };
 struct TorchRelease {
     std::string version;                       // "1.9.1", or a series row "2.1.x"
@@ -61,6 +64,7 @@ struct TorchRelease {
     std::string pypi_default_source;           // where pypi_default comes from, when not in `source`
     bool variants_unverified = false;
     std::string python_note, note, python_source;
+    bool operator==(const TorchRelease&) const = default;
 };
 struct TorchArchRow {
     std::vector<std::string> torch;            // release series ("1.9") or exact releases ("1.8.1")
@@ -71,18 +75,21 @@ struct TorchArchRow {
     std::string note, source;
     bool unverified = false;
     std::string why;
+    bool operator==(const TorchArchRow&) const = default;
 };
-struct CppExtensionRow { std::vector<std::string> torch, arches; std::string source; bool unverified = false; std::string why; };
+struct CppExtensionRow { std::vector<std::string> torch, arches; std::string source; bool unverified = false; std::string why; bool operator==(const CppExtensionRow&) const = default; };
 struct CppExtensionRules {
     std::string unknown_arch, arch_list_unset, nvcc_major_mismatch, nvcc_minor_mismatch, source;
     bool unverified = false;
     std::string why;
+    bool operator==(const CppExtensionRules&) const = default;
 };
 struct MmcvWheel {
     std::string mmcv_version, torch, cuda;     // torch series "1.9"; cuda "11.1" | "cpu" | "mps"
     std::string source;
     std::string package, os;                   // mmcv-full | mmcv; Linux | Windows | macOS
     std::string index_url;                     // find-links page; empty for mps
+    bool operator==(const MmcvWheel&) const = default;
 };
 struct Gate {
     std::string package, version_spec;         // "mmdet3d", "==0.17.1"
@@ -91,6 +98,7 @@ struct Gate {
     std::string kind;                          // import-check | requirement | doc-table
     bool unverified = false;
     std::string why;
+    bool operator==(const Gate&) const = default;
 };
 struct Advisory {
     std::string id;
@@ -99,6 +107,7 @@ struct Advisory {
     // Extra conditions, comma-separated, all must hold (empty: none): "cuda-extensions",
     // "numba-cuda", "code-uses:NAME", "cuda<op>X.Y" (toolkit used), "sm<op>NN" (a target GPU).
     std::string needs;
+    bool operator==(const Advisory&) const = default;
 };
 // A known failure of building, importing or running a compiled extension: `match` is an
 // ECMAScript regex over the log; cause and fix may name its groups as {1}, {2} ….
@@ -106,6 +115,7 @@ struct BuildFailure {
     std::string id, where, match, cause, fix, source;   // where: build | import | run
     bool unverified = false;
     std::string why;
+    bool operator==(const BuildFailure&) const = default;
 };
 // A machine on which a lock installs and then breaks at run time (target_warnings.yaml): the
 // solve excludes nothing for it; the lock records it and `resolve` prints it.
@@ -115,10 +125,11 @@ struct TargetWarning {
     std::vector<std::string> unless;           // none of these may be locked
     std::string target;                        // "cpu-lacks:avx", "wsl, gpus>=2"
     std::string symptom, fix, source;
+    bool operator==(const TargetWarning&) const = default;
 };
-struct NumbaRelease { std::string version, python, numpy, llvmlite, note, source; };   // PEP 440 specs
-struct NumbaCudaLimit { std::string numba, cuda, effect, fix, source; bool unverified = false; std::string why; };
-struct UnverifiedClaim { std::string file, claim, why; };
+struct NumbaRelease { std::string version, python, numpy, llvmlite, note, source; bool operator==(const NumbaRelease&) const = default; };   // PEP 440 specs
+struct NumbaCudaLimit { std::string numba, cuda, effect, fix, source; bool unverified = false; std::string why; bool operator==(const NumbaCudaLimit&) const = default; };
+struct UnverifiedClaim { std::string file, claim, why; bool operator==(const UnverifiedClaim&) const = default; };
 // One row of the knowledge base that a knowledge release changed, added or removed.
 struct KnowledgeChange {
     std::string release;                       // "2026-11 audit"
@@ -127,8 +138,9 @@ struct KnowledgeChange {
     std::string change;                        // "gcc_max: 13 -> 12", "added", "removed"
     std::vector<std::string> concerns;         // what the row is about: "cuda-12.3", "yapf", "mmdet>=2.14.0,<2.17.0"
     std::string source;
+    bool operator==(const KnowledgeChange&) const = default;
 };
-struct Fact { std::string file, fact, source; };
+struct Fact { std::string file, fact, source; bool operator==(const Fact&) const = default; };
 
 struct Knowledge {
     std::string version;                       // sha256 over every loaded file's name and bytes
@@ -153,6 +165,7 @@ struct Knowledge {
     std::vector<Fact> facts;                   // prose facts (driver limitations, platform notes …)
     std::vector<UnverifiedClaim> unverified;
     std::vector<KnowledgeChange> changes;      // release by release, oldest first
+    bool operator==(const Knowledge&) const = default;
 };
 
 // The embedded files. Throws InputError only if the build embedded a bad file (a test catches that).

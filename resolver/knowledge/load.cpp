@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <yaml-cpp/yaml.h>
 
 #include "resolver/specs/errors.hpp"
@@ -59,6 +60,9 @@ json parse_file(const std::string& name, const std::string& text) {
     return doc;
 }
 
+// A row's fields, read the same way from either JSON form: nlohmann's (a user's YAML file,
+// converted with its lines for messages) or simdjson's (the embedded files, converted and
+// validated at build time, where a DOM of nlohmann values would be most of the load).
 std::string str(const json& row, const char* key) {
     auto it = row.find(key);
     return it == row.end() || it->is_null() ? std::string() : it->get<std::string>();
@@ -73,6 +77,84 @@ std::vector<std::string> strings(const json& row, const char* key) {
         for (const auto& s : *it) out.push_back(s.get<std::string>());
     return out;
 }
+bool has(const json& row, const char* key) { return row.contains(key); }
+int integer(const json& row, const char* key) { return row.at(key).get<int>(); }
+const json& child(const json& row, const char* key) { return row.at(key); }
+template <class F>
+void each_in(const json& doc, const char* key, F&& fn) {
+    if (auto it = doc.find(key); it != doc.end())
+        for (const auto& row : *it) fn(row);
+}
+template <class F>
+void with(const json& doc, const char* key, F&& fn) {
+    if (auto it = doc.find(key); it != doc.end()) fn(*it);
+}
+
+using Element = simdjson::dom::element;
+
+std::string kind_error(const char* key, const char* expected) {
+    return std::string("knowledge: '") + key + "' is not " + expected;
+}
+std::optional<Element> field(const Element& row, const char* key) {
+    Element v;
+    if (row.type() != simdjson::dom::element_type::OBJECT || row.get_object()[key].get(v) != simdjson::SUCCESS)
+        return std::nullopt;
+    return v;
+}
+std::string text_of(const Element& v, const char* key) {
+    std::string_view s;
+    if (v.get_string().get(s) != simdjson::SUCCESS) throw InputError(kind_error(key, "a string"));
+    return std::string(s);
+}
+std::string str(const Element& row, const char* key) {
+    auto v = field(row, key);
+    return !v || v->is_null() ? std::string() : text_of(*v, key);
+}
+bool flag(const Element& row, const char* key) {
+    auto v = field(row, key);
+    bool b = false;
+    return v && v->get_bool().get(b) == simdjson::SUCCESS && b;
+}
+template <class F>
+void items(const Element& v, const char* key, F&& fn) {
+    if (v.type() == simdjson::dom::element_type::ARRAY) {
+        simdjson::dom::array list = v.get_array().value_unsafe();
+        for (Element e : list) fn(e);
+    } else if (v.type() == simdjson::dom::element_type::OBJECT) {
+        simdjson::dom::object map = v.get_object().value_unsafe();
+        for (auto kv : map) fn(kv.value);
+    } else {
+        throw InputError(kind_error(key, "a list"));
+    }
+}
+std::vector<std::string> strings(const Element& row, const char* key) {
+    std::vector<std::string> out;
+    if (auto v = field(row, key)) items(*v, key, [&](const Element& e) { out.push_back(text_of(e, key)); });
+    return out;
+}
+bool has(const Element& row, const char* key) { return field(row, key).has_value(); }
+int integer(const Element& row, const char* key) {
+    auto v = field(row, key);
+    if (!v) throw InputError(std::string("knowledge: '") + key + "' is missing");
+    std::int64_t i = 0;
+    double d = 0;
+    if (v->get_int64().get(i) == simdjson::SUCCESS) return static_cast<int>(i);
+    if (v->get_double().get(d) == simdjson::SUCCESS) return static_cast<int>(d);
+    throw InputError(kind_error(key, "a number"));
+}
+Element child(const Element& row, const char* key) {
+    auto v = field(row, key);
+    if (!v) throw InputError(std::string("knowledge: '") + key + "' is missing");
+    return *v;
+}
+template <class F>
+void each_in(const Element& doc, const char* key, F&& fn) {
+    if (auto v = field(doc, key)) items(*v, key, fn);
+}
+template <class F>
+void with(const Element& doc, const char* key, F&& fn) {
+    if (auto v = field(doc, key)) fn(*v);
+}
 
 std::string index_url(const std::string& cuda, const std::string& torch_series) {
     std::string dir;
@@ -86,49 +168,48 @@ std::string index_url(const std::string& cuda, const std::string& torch_series) 
 }
 
 // One file's rows, already parsed into structs.
-Knowledge rows_of(const std::string& name, const json& doc) {
+template <class J>
+Knowledge rows_of(const std::string& name, const J& doc) {
     Knowledge k;
-    auto each = [&](const char* table, const std::function<void(const json&)>& fn) {
-        if (auto it = doc.find(table); it != doc.end()) for (const auto& row : *it) fn(row);
-    };
-    each("cuda_drivers", [&](const json& r) {
+    auto each = [&](const char* table, const std::function<void(const J&)>& fn) { each_in(doc, table, fn); };
+    each("cuda_drivers", [&](const J& r) {
         CudaDriverRow row{str(r, "cuda"), str(r, "label"), str(r, "linux"), str(r, "windows"), str(r, "source")};
         row.unknown = flag(r, "unknown");
         row.why = str(r, "why");
         k.cuda_drivers.push_back(std::move(row));
     });
-    each("minor_version_compatibility", [&](const json& r) {
-        k.minor_version_rules.push_back({r.at("cuda_major").get<int>(), str(r, "min_driver"),
+    each("minor_version_compatibility", [&](const J& r) {
+        k.minor_version_rules.push_back({integer(r, "cuda_major"), str(r, "min_driver"),
                                          str(r, "windows_min_driver"), str(r, "note"), str(r, "source")});
     });
-    if (auto it = doc.find("no_minor_version_compatibility"); it != doc.end()) {
-        k.no_mvc_up_to = str(*it, "up_to_cuda");
-        k.no_mvc_source = str(*it, "source");
-    }
-    each("driver_limitations", [&](const json& r) { k.facts.push_back({name, str(r, "what"), str(r, "source")}); });
-    each("nvcc_targets", [&](const json& r) {
+    with(doc, "no_minor_version_compatibility", [&](const J& r) {
+        k.no_mvc_up_to = str(r, "up_to_cuda");
+        k.no_mvc_source = str(r, "source");
+    });
+    each("driver_limitations", [&](const J& r) { k.facts.push_back({name, str(r, "what"), str(r, "source")}); });
+    each("nvcc_targets", [&](const J& r) {
         k.nvcc_targets.push_back({str(r, "cuda"), strings(r, "sm"), str(r, "note"), str(r, "source")});
     });
-    each("gpus", [&](const json& r) {
+    each("gpus", [&](const J& r) {
         auto sm = parse_sm(str(r, "cc"));
         k.gpus.push_back({str(r, "name"), *sm / 10, *sm % 10, str(r, "source"), flag(r, "unverified"), str(r, "why")});
     });
-    each("host_compilers", [&](const json& r) {
+    each("host_compilers", [&](const J& r) {
         HostCompilerLimit h;
         h.cuda = str(r, "cuda");
-        h.gcc_max = r.at("gcc_max").get<int>();
+        h.gcc_max = integer(r, "gcc_max");
         h.gcc_min = str(r, "gcc_min");
-        if (r.contains("clang_max")) h.clang_max = r.at("clang_max").get<int>();
+        if (has(r, "clang_max")) h.clang_max = integer(r, "clang_max");
         h.clang_min = str(r, "clang_min");
         h.source = str(r, "source");
         h.unverified = flag(r, "unverified");
         h.why = str(r, "why");
         k.host_compilers.push_back(h);
     });
-    each("torch_releases", [&](const json& r) {
+    each("torch_releases", [&](const J& r) {
         TorchRelease t;
         t.version = str(r, "version");
-        const json& py = r.at("python");
+        const auto& py = child(r, "python");
         t.python_min = str(py, "min");
         t.python_max = str(py, "max");
         t.python_note = str(py, "note");
@@ -144,8 +225,8 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         t.source = str(r, "source");
         k.torch_releases.push_back(t);
     });
-    each("torch_platform", [&](const json& r) { k.facts.push_back({name, str(r, "fact"), str(r, "source")}); });
-    each("torch_arch_lists", [&](const json& r) {
+    each("torch_platform", [&](const J& r) { k.facts.push_back({name, str(r, "fact"), str(r, "source")}); });
+    each("torch_arch_lists", [&](const J& r) {
         TorchArchRow t;
         t.torch = strings(r, "torch");
         t.kind = str(r, "kind");
@@ -158,15 +239,14 @@ Knowledge rows_of(const std::string& name, const json& doc) {
         t.why = str(r, "why");
         k.torch_arch_lists.push_back(t);
     });
-    each("torch_cpp_extension", [&](const json& r) {
+    each("torch_cpp_extension", [&](const J& r) {
         k.cpp_extension.push_back({strings(r, "torch"), strings(r, "arches"), str(r, "source"), flag(r, "unverified"), str(r, "why")});
     });
-    if (auto it = doc.find("torch_cpp_extension_rules"); it != doc.end()) {
-        const json& r = *it;
+    with(doc, "torch_cpp_extension_rules", [&](const J& r) {
         k.cpp_extension_rules = {str(r, "unknown_arch"), str(r, "arch_list_unset"), str(r, "nvcc_major_mismatch"),
                                  str(r, "nvcc_minor_mismatch"), str(r, "source"), flag(r, "unverified"), str(r, "why")};
-    }
-    each("mmcv_wheels", [&](const json& r) {
+    });
+    each("mmcv_wheels", [&](const J& r) {
         for (const auto& v : strings(r, "versions")) {
             MmcvWheel w;
             w.mmcv_version = v;
@@ -179,43 +259,44 @@ Knowledge rows_of(const std::string& name, const json& doc) {
             k.mmcv_wheels.push_back(w);
         }
     });
-    each("gates", [&](const json& r) {
+    each("gates", [&](const J& r) {
         k.gates.push_back({str(r, "package"), str(r, "version"), str(r, "requires"), str(r, "source"), str(r, "kind"),
                            flag(r, "unverified"), str(r, "why")});
     });
-    if (auto it = doc.find("mmdet3d_0_17_pins"); it != doc.end()) {
+    with(doc, "mmdet3d_0_17_pins", [&](const J& r) {
         std::string all;
-        for (const auto& s : strings(*it, "runtime")) all += (all.empty() ? "" : ", ") + s;
-        k.facts.push_back({name, "mmdet3d " + str(*it, "versions") + " requirements/runtime.txt: " + all, str(*it, "source")});
-    }
-    each("mmdet3d_numba_pins", [&](const json& r) {
-        k.facts.push_back({name, "mmdet3d " + str(r, "mmdet3d") + " pins numba " + str(r, "numba") +
-                                     (r.contains("numpy") ? ", numpy " + str(r, "numpy") : ""), str(r, "source")});
+        for (const auto& s : strings(r, "runtime")) all += (all.empty() ? "" : ", ") + s;
+        k.facts.push_back({name, "mmdet3d " + str(r, "versions") + " requirements/runtime.txt: " + all, str(r, "source")});
     });
-    each("openmmlab_facts", [&](const json& r) { k.facts.push_back({name, str(r, "fact"), str(r, "source")}); });
-    each("numba", [&](const json& r) {
+    each("mmdet3d_numba_pins", [&](const J& r) {
+        k.facts.push_back({name, "mmdet3d " + str(r, "mmdet3d") + " pins numba " + str(r, "numba") +
+                                     (has(r, "numpy") ? ", numpy " + str(r, "numpy") : ""), str(r, "source")});
+    });
+    each("openmmlab_facts", [&](const J& r) { k.facts.push_back({name, str(r, "fact"), str(r, "source")}); });
+    each("numba", [&](const J& r) {
         k.numba.push_back({str(r, "version"), str(r, "python"), str(r, "numpy"), str(r, "llvmlite"), str(r, "note"), str(r, "source")});
     });
-    each("numba_cuda", [&](const json& r) {
+    each("numba_cuda", [&](const J& r) {
         k.numba_cuda.push_back({str(r, "numba"), str(r, "cuda"), str(r, "effect"), str(r, "fix"), str(r, "source"),
                                 flag(r, "unverified"), str(r, "why")});
     });
-    each("advisories", [&](const json& r) {
+    each("advisories", [&](const J& r) {
         k.advisories.push_back({str(r, "id"), strings(r, "when"), str(r, "symptom"), str(r, "fix"), str(r, "source"), str(r, "needs")});
     });
-    each("build_failures", [&](const json& r) {
+    each("build_failures", [&](const J& r) {
         k.build_failures.push_back({str(r, "id"), str(r, "where"), str(r, "match"), str(r, "cause"), str(r, "fix"),
                                     str(r, "source"), flag(r, "unverified"), str(r, "why")});
     });
-    each("target_warnings", [&](const json& r) {
+    each("target_warnings", [&](const J& r) {
         k.target_warnings.push_back({str(r, "id"), strings(r, "when"), strings(r, "unless"), str(r, "target"), str(r, "symptom"),
                                      str(r, "fix"), str(r, "source")});
     });
-    each("unverified", [&](const json& r) { k.unverified.push_back({name, str(r, "claim"), str(r, "why")}); });
-    each("knowledge_changes", [&](const json& release) {
-        for (const auto& r : release.at("rows"))
+    each("unverified", [&](const J& r) { k.unverified.push_back({name, str(r, "claim"), str(r, "why")}); });
+    each("knowledge_changes", [&](const J& release) {
+        each_in(release, "rows", [&](const J& r) {
             k.changes.push_back({str(release, "release"), str(release, "replaces"), str(r, "row"), str(r, "change"),
                                  strings(r, "concerns"), str(r, "source")});
+        });
     });
     return k;
 }
@@ -280,8 +361,17 @@ Knowledge load_texts(const std::vector<std::pair<std::string, std::string>>& ext
     // and the files do not depend on each other. The merge and the version hash stay in file
     // order, and the first bad file (in order) is the error.
     auto parse = [&files](std::size_t i) {
-        std::string body(files[i].second);
-        return rows_of(files[i].first, parse_file(files[i].first, body));
+        const auto& [name, text] = files[i];
+        if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+            simdjson::dom::parser parser;
+            Element doc;
+            if (auto error = parser.parse(text.data(), text.size()).get(doc); error != simdjson::SUCCESS)
+                throw InputError(name + ": not valid JSON: " + simdjson::error_message(error));
+            if (doc.type() != simdjson::dom::element_type::OBJECT)
+                throw InputError(name + ": expected a mapping of knowledge tables at the top level");
+            return rows_of(name, doc);
+        }
+        return rows_of(name, parse_file(name, std::string(text)));
     };
     // Largest first, each to the thread with fewer bytes so far.
     std::vector<std::size_t> by_size(files.size());

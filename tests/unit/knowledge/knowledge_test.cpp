@@ -16,6 +16,10 @@
 namespace kb = envlock::knowledge;
 namespace fs = std::filesystem;
 
+namespace envlock::knowledge {
+std::vector<std::pair<std::string_view, std::string_view>> embedded_files();  // generated
+}
+
 namespace {
 const kb::Knowledge& builtin() {
     static const kb::Knowledge k = kb::load_builtin();
@@ -406,4 +410,26 @@ TEST_CASE("Windows drivers are placed by the Windows column") {
     CHECK(kb::driver_max_cuda(k, "456.38", true) == "11.1");
     CHECK(kb::driver_max_cuda(k, "456.38", false) == "11.1");
     CHECK(kb::driver_max_cuda(k, "525.60.13", true) == "11.8");   // below 12.0's Windows driver 527.41
+}
+
+// Issue 21: the embedded files (JSON made at build time) are read with simdjson, a user's files
+// with yaml-cpp and nlohmann; JSON is YAML, so each embedded file given as a user file both ways
+// must give the same rows, field for field, merged the same way.
+TEST_CASE("the embedded JSON reader gives the rows the YAML reader gives for the same file") {
+    int compared = 0;
+    for (const auto& [name, text] : kb::embedded_files()) {
+        if (name.size() < 10 || name.substr(name.size() - 10) != ".yaml.json") continue;
+        CAPTURE(name);
+        std::string stem(name.substr(0, name.size() - 5));
+        kb::Knowledge by_simdjson = kb::load_texts({{"user-" + stem + ".json", std::string(text)}});
+        kb::Knowledge by_yaml = kb::load_texts({{"user-" + stem, std::string(text)}});
+        CHECK(by_simdjson.facts.size() == by_yaml.facts.size());
+        for (auto& f : by_simdjson.facts) if (f.file == "user-" + stem + ".json") f.file = "user-" + stem;
+        for (auto& u : by_simdjson.unverified) if (u.file == "user-" + stem + ".json") u.file = "user-" + stem;
+        by_simdjson.files = by_yaml.files;
+        by_simdjson.version = by_yaml.version;
+        CHECK(by_simdjson == by_yaml);
+        ++compared;
+    }
+    CHECK(compared >= 8);
 }
