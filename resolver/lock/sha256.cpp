@@ -6,8 +6,20 @@
 
 namespace envlock {
 
+namespace {
+
+// The algorithm fetched from OpenSSL's provider once: EVP_sha256() would fetch it again on
+// every init (OpenSSL 3, "Performance" in crypto(7)), most of hashing a short text.
+const EVP_MD* sha256_md() {
+    static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+    return md;
+}
+
+}  // namespace
+
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-    if (!ctx_ || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
+    const EVP_MD* md = sha256_md();
+    if (!ctx_ || !md || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), md, nullptr) != 1)
         throw std::runtime_error("OpenSSL: cannot initialise SHA-256");
 }
 
