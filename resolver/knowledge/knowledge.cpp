@@ -484,7 +484,7 @@ std::vector<std::string> gate_requirements(const Knowledge& k, std::string_view 
     std::string name = pep508::normalize_name(package);
     std::optional<pep440::Version> v;   // parsed only once a gate names the package
     for (const auto& gate : k.gates) {
-        if (gate.kind == "doc-table" || pep508::normalize_name(gate.package) != name) continue;
+        if (gate.kind == "doc-table" || !pep508::has_normalized_name(gate.package, name)) continue;
         if (!v && !(v = pep440::Version::try_parse(version))) return out;
         try {
             if (gate.version_spec.empty() || pep440::SpecifierSet::parse(gate.version_spec).contains(*v, true))

@@ -24,6 +24,24 @@ std::string normalize_name(std::string_view name) {
     return out;
 }
 
+bool has_normalized_name(std::string_view name, std::string_view normalized) {
+    std::size_t at = 0;
+    bool in_sep = false;
+    for (char c : name) {
+        if (c == '-' || c == '_' || c == '.') {
+            if (in_sep) continue;
+            in_sep = true;
+            c = '-';
+        } else {
+            in_sep = false;
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        if (at == normalized.size() || normalized[at] != c) return false;
+        ++at;
+    }
+    return at == normalized.size();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Target environments
 

@@ -16,6 +16,8 @@ namespace envlock::pep508 {
 
 // PEP 503: lowercase, runs of '-', '_' and '.' become one '-'.
 std::string normalize_name(std::string_view name);
+// normalize_name(name) == normalized, without making the string (lookups in loops).
+bool has_normalized_name(std::string_view name, std::string_view normalized);
 
 // The values markers are evaluated against.
 struct MarkerEnv {

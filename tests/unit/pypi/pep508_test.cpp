@@ -1,6 +1,9 @@
 // PEP 508 requirements and markers, PEP 503 names.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/pep508.hpp"
 
@@ -25,6 +28,18 @@ TEST_CASE("PEP 503 normalizes names: lowercase, runs of - _ . become one -") {
     CHECK(normalize_name("friendly__bard") == "friendly-bard");
     CHECK(normalize_name("friendly_-.-_bard") == "friendly-bard");
     CHECK(normalize_name("torch") == "torch");
+}
+
+TEST_CASE("PEP 503: a name matches a normalized one exactly when it normalizes to it") {
+    const std::vector<std::string> names = {"mmcv_full", "mmcv-full", "MMCV.Full", "mmcv__full", "mmcv-full-", "-mmcv-full",
+                                            "mmcvfull", "mmcv", "torch", "Torch", "torchvision", "typing_extensions",
+                                            "typing-extensions", "friendly_-.-_bard", "friendly-bard", "", "-", "a", "A_"};
+    for (const auto& a : names)
+        for (const auto& b : names) {
+            CAPTURE(a);
+            CAPTURE(b);
+            CHECK(envlock::pep508::has_normalized_name(a, normalize_name(b)) == (normalize_name(a) == normalize_name(b)));
+        }
 }
 
 TEST_CASE("a requirement with extras, specifiers and a marker") {
