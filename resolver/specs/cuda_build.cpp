@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <regex>
+#include <string_view>
+#include <utility>
 
 namespace envlock {
 
@@ -14,11 +16,53 @@ bool all_digits(const std::string& s) {
     return true;
 }
 
-// "cu111" inside a larger text, at a word boundary: followed by a non-digit or the end.
-std::optional<std::string> find_variant(const std::string& text) {
-    static const std::regex re("(^|[^a-z0-9])cu([0-9]{2,3})([^0-9]|$)");
-    std::smatch m;
-    if (std::regex_search(text, m, re)) return "cu" + m[2].str();
+bool digit(char c) { return c >= '0' && c <= '9'; }
+
+// The digits starting at `at` ("" when none).
+std::string_view digits_at(std::string_view text, std::size_t at) {
+    std::size_t end = at;
+    while (end < text.size() && digit(text[end])) ++end;
+    return text.substr(at, end - at);
+}
+
+// The matchers below are hand-written for the solve's hot loops (a regex search per record
+// was most of reading builds); each says the regular expression it stands for, and
+// tests/unit/pypi/cuda_build_test.cpp holds them to std::regex on the snapshots' builds and URLs.
+
+// "cu111" inside a larger text, at a word boundary: (^|[^a-z0-9])cu([0-9]{2,3})([^0-9]|$).
+std::optional<std::string> find_variant(std::string_view text) {
+    for (std::size_t at = text.find("cu"); at != std::string_view::npos; at = text.find("cu", at + 1)) {
+        if (at > 0 && ((text[at - 1] >= 'a' && text[at - 1] <= 'z') || digit(text[at - 1]))) continue;
+        auto d = digits_at(text, at + 2);
+        if (d.size() == 2 || d.size() == 3) return "cu" + std::string(d);
+    }
+    return std::nullopt;
+}
+
+// "cuda11.1" inside a larger text: cuda([0-9]+)\.([0-9]+) -> "11.1".
+std::optional<std::string> find_cuda_dotted(std::string_view text) {
+    for (std::size_t at = text.find("cuda"); at != std::string_view::npos; at = text.find("cuda", at + 1)) {
+        auto major = digits_at(text, at + 4);
+        std::size_t dot = at + 4 + major.size();
+        if (major.empty() || dot >= text.size() || text[dot] != '.') continue;
+        auto minor = digits_at(text, dot + 1);
+        if (!minor.empty()) return std::string(major) + "." + std::string(minor);
+    }
+    return std::nullopt;
+}
+
+// An openmmlab page path: /(cu[0-9]{2,3})/torch([0-9]+)\.([0-9]+) -> {"cu111", "1.9"}.
+std::optional<std::pair<std::string, std::string>> find_page_build(std::string_view text) {
+    for (std::size_t at = text.find("/cu"); at != std::string_view::npos; at = text.find("/cu", at + 1)) {
+        auto d = digits_at(text, at + 3);
+        std::size_t slash = at + 3 + d.size();
+        if ((d.size() != 2 && d.size() != 3) || text.compare(slash, 6, "/torch") != 0) continue;
+        auto major = digits_at(text, slash + 6);
+        std::size_t dot = slash + 6 + major.size();
+        if (major.empty() || dot >= text.size() || text[dot] != '.') continue;
+        auto minor = digits_at(text, dot + 1);
+        if (!minor.empty()) return std::make_pair("cu" + std::string(d), std::string(major) + "." + std::string(minor));
+    }
     return std::nullopt;
 }
 
@@ -45,10 +89,8 @@ std::optional<CudaBuild> cuda_build_of(const IndexRecord& record, const std::str
     CudaBuild build;
     if (record.ecosystem == Ecosystem::conda) {
         // pytorch: py3.8_cuda11.1_cudnn8.0.5_0; torchvision: py38_cu111; cpu builds say cpu.
-        static const std::regex cuda_re("cuda([0-9]+)\\.([0-9]+)");
-        std::smatch m;
-        if (std::regex_search(record.build, m, cuda_re)) {
-            build.runtime = m[1].str() + "." + m[2].str();
+        if (auto dotted = find_cuda_dotted(record.build)) {
+            build.runtime = *dotted;
         } else if (auto v = find_variant(record.build)) {
             build.runtime = *cuda_runtime_of_variant(*v);
         } else {
@@ -69,13 +111,11 @@ std::optional<CudaBuild> cuda_build_of(const IndexRecord& record, const std::str
         return build;
     }
     // An openmmlab page names CUDA and torch in its path: …/dist/cu111/torch1.9.0/index.html.
-    static const std::regex page_re("/(cu[0-9]{2,3})/torch([0-9]+)\\.([0-9]+)");
-    std::smatch m;
     for (const std::string* where : {&record.index, &record.url}) {
-        if (std::regex_search(*where, m, page_re)) {
-            build.variant = m[1].str();
+        if (auto page = find_page_build(*where)) {
+            build.variant = page->first;
             build.runtime = *cuda_runtime_of_variant(build.variant);
-            build.torch_series = m[2].str() + "." + m[3].str();
+            build.torch_series = page->second;
             return build;
         }
     }
