@@ -152,33 +152,37 @@ LockedPackage locked_package(const Candidate& c) {
     return p;
 }
 
-// The spec lines and chosen packages whose requirements this candidate satisfies.
-std::vector<std::string> who_asked_for(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<Id>& installed,
-                                       const Candidate& c) {
-    Id self = sp.first_solvable() + static_cast<Id>(&c - sp.candidates().data());
-    auto selects = [&](const std::string& dep) {
-        auto ids = sp.matching(dep);
-        return std::find(ids.begin(), ids.end(), self) != ids.end();
-    };
-    std::vector<std::string> out;
-    for (const auto& job : jobs)
-        if (selects(job.dep)) {
-            // A git source's line names its URL and commit already (and locks keep their bytes).
-            std::string from = job.dep.rfind("source\t", 0) == 0 ? "" : format_provenance(job.from);
-            out.push_back("spec: " + job.text + (from.empty() ? "" : " (" + from + ")"));
-        }
+// Who asked for each chosen package: the spec's lines that select it, and for every other
+// chosen package the first of its requirements that does. Made once for all of them (one
+// lookup per requirement), not per package over every requirement again.
+std::map<Id, std::vector<std::string>> who_asked_for(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<Id>& installed) {
+    std::map<Id, std::vector<std::string>> out;
+    for (const auto& job : jobs) {
+        // A git source's line names its URL and commit already (and locks keep their bytes).
+        std::string from = job.dep.rfind("source\t", 0) == 0 ? "" : format_provenance(job.from);
+        std::string line = "spec: " + job.text + (from.empty() ? "" : " (" + from + ")");
+        for (Id id : sp.matching(job.dep)) out[id].push_back(line);
+    }
+    std::set<Id> chosen(installed.begin(), installed.end());
     for (Id p : installed) {
         const Candidate* other = sp.candidate(p);
-        if (other == &c) continue;
-        for (const auto& dep : other->deps)
-            if (split_dep(dep)[0] != "fact" && selects(dep)) {
-                out.push_back((other->kind == CandKind::pypi ? other->dist : other->record.name) + " " + other->record.version + ": " +
-                              describe_dep(dep));
-                break;
+        std::set<Id> named;   // the chosen packages one of its requirements selected already
+        for (const auto& dep : other->deps) {
+            if (split_dep(dep)[0] == "fact") continue;
+            std::string line;
+            for (Id id : sp.matching(dep)) {
+                if (id == p || !chosen.count(id) || !named.insert(id).second) continue;
+                if (line.empty())
+                    line = (other->kind == CandKind::pypi ? other->dist : other->record.name) + " " + other->record.version + ": " +
+                           describe_dep(dep);
+                out[id].push_back(line);
             }
+        }
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    for (auto& [id, lines] : out) {
+        std::sort(lines.begin(), lines.end());
+        lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+    }
     return out;
 }
 
@@ -429,8 +433,11 @@ SolveOutcome solve(const SolveInput& input) {
         lock.targets = input.targets;
         lock.knowledge_version = input.knowledge.version;
         lock.content_hash = lock_content_hash(input.spec, input.targets, input.knowledge.version);
+        auto asked = who_asked_for(sp, jobs, a.installed);
         for (const Candidate* c : chosen) {
-            std::vector<std::string> requested_by = who_asked_for(sp, jobs, a.installed, *c);
+            Id self = sp.first_solvable() + static_cast<Id>(c - sp.candidates().data());
+            std::vector<std::string> requested_by;
+            if (auto it = asked.find(self); it != asked.end()) requested_by = std::move(it->second);
             if (c->kind == CandKind::system_nvcc) {
                 lock.toolchain.nvcc = c->record.version;
                 lock.toolchain.nvcc_from = "system:" + c->record.url;
