@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "fetch/files.hpp"
 #include "resolver/lock/sha256.hpp"
@@ -52,10 +53,6 @@ nlohmann::json stamp_json(const fetch::DocumentStamp& d) {
     return {d.url, d.fetched_url, d.accept, d.stamp, d.status, d.etag, d.last_modified, d.cache_control};
 }
 
-fetch::DocumentStamp stamp_of(const nlohmann::json& j) {
-    return {j.at(0).get<std::string>(), j.at(1).get<std::string>(), j.at(2).get<std::string>(), j.at(3).get<std::string>(),
-            j.at(4).get<long>(),        j.at(5).get<std::string>(), j.at(6).get<std::string>(), j.at(7).get<std::string>()};
-}
 
 }  // namespace
 
@@ -89,15 +86,26 @@ std::optional<ResolveMemo> read_memo(const fs::path& cache_dir, const std::strin
         return std::nullopt;
     }
     try {
-        auto j = nlohmann::json::parse(text);
-        if (j.at("memo").get<int>() != kMemoVersion || j.at("build-id").get<std::string>() != id) return std::nullopt;
+        // simdjson reads the memo; nlohmann only the lock inside it (its reader is shared with
+        // what writes it), not the few hundred document stamps beside it. A missing or mistyped
+        // field throws (simdjson_error): the memo is damaged, and the full path reads the lock.
+        simdjson::dom::parser parser;
+        simdjson::dom::object doc = parser.parse(text);
         ResolveMemo m;
-        m.lock_sha256 = j.at("lock-sha256").get<std::string>();
+        std::int64_t version = doc["memo"];
+        std::string_view build_id = doc["build-id"];
+        if (version != kMemoVersion || build_id != id) return std::nullopt;
+        m.lock_sha256 = std::string_view(doc["lock-sha256"]);
         if (m.lock_sha256 != sha256_hex(lock_text)) return std::nullopt;
+        for (simdjson::dom::array d : simdjson::dom::array(doc["read"])) {
+            if (d.size() != 8) return std::nullopt;
+            auto at = [&](std::size_t i) { return std::string(std::string_view(d.at(i))); };
+            m.read.push_back({at(0), at(1), at(2), at(3), static_cast<long>(std::int64_t(d.at(4))), at(5), at(6), at(7)});
+        }
+        for (std::string_view n : simdjson::dom::array(doc["notes"])) m.notes.emplace_back(n);
+        std::string lock_json = simdjson::minify(doc["lock"]);
         m.build_id = id;
-        for (const auto& d : j.at("read")) m.read.push_back(stamp_of(d));
-        m.notes = j.at("notes").get<std::vector<std::string>>();
-        m.lock = lock_from_json(j.at("lock"));
+        m.lock = lock_from_json(nlohmann::json::parse(lock_json));
         return m;
     } catch (const std::exception&) {
         return std::nullopt;   // damaged or from another version: the full path reads the lock

@@ -113,6 +113,19 @@ TEST_CASE("the reused lock is proved again: a memo whose lock misses a package t
     CHECK(read_file(b.lock_path) == lock);
 }
 
+TEST_CASE("a memo without its list of documents read is damaged, not a resolve that read nothing: it is not used") {
+    auto b = bevformer("reuse-damaged");
+    resolved(b);
+    fs::path memo = envlock::memo_path(b.dir / "cache", b.lock_path);
+    REQUIRE(fs::exists(memo));
+    auto j = nlohmann::json::parse(read_file(memo));
+    REQUIRE(j.contains("read"));
+    j.erase("read");
+    write_file(memo, j.dump());
+    CHECK(resolved(b)["reused"] == false);
+    CHECK(resolved(b)["reused"] == true);   // the solve wrote a sound memo again
+}
+
 TEST_CASE("--update, an edited lock and a changed target are solved, not reused") {
     auto b = bevformer("reuse-inputs");
     resolved(b);
