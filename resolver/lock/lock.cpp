@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "resolver/lock/embedded_schemas.hpp"
@@ -25,18 +27,6 @@ const char* kind_key(Ecosystem e) {
         case Ecosystem::source: return "source";
     }
     return "conda";
-}
-
-void emit_int_list(YAML::Emitter& out, const char* key, const std::vector<int>& values) {
-    out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (int v : values) out << v;
-    out << YAML::EndSeq;
-}
-
-void emit_string_list(YAML::Emitter& out, const char* key, const std::vector<std::string>& values) {
-    out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const auto& v : values) out << YAML::DoubleQuoted << v;
-    out << YAML::EndSeq;
 }
 
 void emit_string(YAML::Emitter& out, const char* key, const std::string& value) {
@@ -66,30 +56,96 @@ void emit_verified(YAML::Emitter& out, const LockVerified& v) {
 }
 
 
-void emit_package(YAML::Emitter& out, const LockedPackage& p) {
-    out << YAML::BeginMap;
-    out << YAML::Key << kind_key(p.kind) << YAML::Value << p.url;
-    emit_string(out, "name", p.name);
-    emit_string(out, "version", p.version);
-    emit_string(out, "build", p.build);
-    if (p.kind == Ecosystem::conda) out << YAML::Key << "build-number" << YAML::Value << p.build_number;
-    emit_string(out, "sha256", p.sha256);
-    emit_string(out, "md5", p.md5);
-    if (p.size) out << YAML::Key << "size" << YAML::Value << p.size;
-    emit_string(out, "channel", p.channel);
-    emit_string(out, "subdir", p.subdir);
-    emit_string(out, "rev", p.rev);
-    if (!p.depends.empty()) emit_string_list(out, "depends", p.depends);
-    if (p.depends_unknown) out << YAML::Key << "depends-unknown" << YAML::Value << true;
-    if (p.cuda) {
-        out << YAML::Key << "cuda" << YAML::Value << YAML::Flow << YAML::BeginMap;
-        out << YAML::Key << "runtime" << YAML::Value << YAML::DoubleQuoted << p.cuda->runtime;
-        if (!p.cuda->sm.empty()) emit_int_list(out, "sm", p.cuda->sm);
-        if (!p.cuda->ptx.empty()) emit_int_list(out, "ptx", p.cuda->ptx);
-        out << YAML::EndMap;
+
+// The packages block written directly, in the bytes yaml-cpp's emitter gives it (a lock has
+// hundreds of entries, and the emitter runs its plain-scalar regular expressions over every key
+// and value: most of writing a lock). A scalar outside the plain shapes below is still
+// formatted by the emitter; tests/unit/solve/lock_test.cpp holds the block to the emitter's.
+void scalar_by_emitter(std::string& out, const std::string& value, bool double_quoted) {
+    YAML::Emitter e;
+    if (double_quoted) e << YAML::DoubleQuoted;
+    e << value;
+    out += e.c_str();
+}
+
+// "…" for printable ASCII without '"' or '\': what the emitter writes for such a string.
+void double_quoted(std::string& out, const std::string& value) {
+    for (char c : value)
+        if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return scalar_by_emitter(out, value, true);
+    out += '"';
+    out += value;
+    out += '"';
+}
+
+// A URL the emitter writes plain: a letter first, "://" inside, only URL characters that
+// cannot start a comment or end a key (no blank, no '#', no ':' at the end).
+void plain_url(std::string& out, const std::string& value) {
+    bool plain = !value.empty() && std::isalpha(static_cast<unsigned char>(value[0])) && value.find("://") != std::string::npos &&
+                 value.back() != ':';
+    for (char c : value) {
+        if (!plain) break;
+        plain = std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-._~/?&=%+@!$,;()*':[]", c) != nullptr;
     }
-    if (!p.requested_by.empty()) emit_string_list(out, "requested-by", p.requested_by);
-    out << YAML::EndMap;
+    if (!plain) return scalar_by_emitter(out, value, false);
+    out += value;
+}
+
+void field(std::string& out, const char* key, const std::string& value) {
+    if (value.empty()) return;
+    out += "    ";
+    out += key;
+    out += ": ";
+    double_quoted(out, value);
+    out += '\n';
+}
+
+void string_list(std::string& out, const char* key, const std::vector<std::string>& values) {
+    out += "    ";
+    out += key;
+    out += ": [";
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (i) out += ", ";
+        double_quoted(out, values[i]);
+    }
+    out += "]\n";
+}
+
+void int_list(std::string& out, const char* key, const std::vector<int>& values) {
+    out += key;
+    out += ": [";
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (i) out += ", ";
+        out += std::to_string(values[i]);
+    }
+    out += ']';
+}
+
+void write_package(std::string& out, const LockedPackage& p) {
+    out += "  - ";
+    out += kind_key(p.kind);
+    out += ": ";
+    plain_url(out, p.url);
+    out += '\n';
+    field(out, "name", p.name);
+    field(out, "version", p.version);
+    field(out, "build", p.build);
+    if (p.kind == Ecosystem::conda) out += "    build-number: " + std::to_string(p.build_number) + "\n";
+    field(out, "sha256", p.sha256);
+    field(out, "md5", p.md5);
+    if (p.size) out += "    size: " + std::to_string(p.size) + "\n";
+    field(out, "channel", p.channel);
+    field(out, "subdir", p.subdir);
+    field(out, "rev", p.rev);
+    if (!p.depends.empty()) string_list(out, "depends", p.depends);
+    if (p.depends_unknown) out += "    depends-unknown: true\n";
+    if (p.cuda) {
+        out += "    cuda: {runtime: ";
+        double_quoted(out, p.cuda->runtime);
+        if (!p.cuda->sm.empty()) out += ", ", int_list(out, "sm", p.cuda->sm);
+        if (!p.cuda->ptx.empty()) out += ", ", int_list(out, "ptx", p.cuda->ptx);
+        out += "}\n";
+    }
+    if (!p.requested_by.empty()) string_list(out, "requested-by", p.requested_by);
 }
 
 std::string target_text(const std::vector<NamedTarget>& targets) {
@@ -130,6 +186,38 @@ std::string lock_content_hash(const Spec& spec, const std::vector<NamedTarget>& 
     return "sha256:" + hash.hex_digest();
 }
 
+namespace {
+
+void write_lock_tail(YAML::Emitter& out, const Lock& lock) {
+    if (!lock.decisions.empty()) {
+        out << YAML::Key << "decisions" << YAML::Value << YAML::BeginSeq;
+        for (const auto& d : lock.decisions) {
+            out << YAML::BeginMap;
+            out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << d.id;
+            out << YAML::Key << "excluded" << YAML::Value << YAML::DoubleQuoted << d.excluded;
+            out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << d.reason;
+            out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+    }
+    if (!lock.warnings.empty()) {
+        out << YAML::Key << "warnings" << YAML::Value << YAML::BeginSeq;
+        for (const auto& w : lock.warnings) {
+            out << YAML::BeginMap;
+            out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << w.id;
+            out << YAML::Key << "target" << YAML::Value << YAML::DoubleQuoted << w.target;
+            out << YAML::Key << "symptom" << YAML::Value << YAML::DoubleQuoted << w.symptom;
+            out << YAML::Key << "fix" << YAML::Value << YAML::DoubleQuoted << w.fix;
+            out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << w.source;
+            out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+    }
+    if (lock.verified) emit_verified(out, *lock.verified);
+}
+
+}  // namespace
+
 std::string write_lock(const Lock& lock) {
     YAML::Emitter out;
     out.SetIndent(2);
@@ -163,38 +251,31 @@ std::string write_lock(const Lock& lock) {
         }
         out << YAML::EndMap;
     }
-    out << YAML::Key << "packages" << YAML::Value << YAML::BeginSeq;
-    for (const auto& p : lock.packages) emit_package(out, p);
-    out << YAML::EndSeq;
-    if (!lock.decisions.empty()) {
-        out << YAML::Key << "decisions" << YAML::Value << YAML::BeginSeq;
-        for (const auto& d : lock.decisions) {
-            out << YAML::BeginMap;
-            out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << d.id;
-            out << YAML::Key << "excluded" << YAML::Value << YAML::DoubleQuoted << d.excluded;
-            out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << d.reason;
-            out << YAML::EndMap;
-        }
-        out << YAML::EndSeq;
+    if (lock.packages.empty()) {
+        out << YAML::Key << "packages" << YAML::Value << YAML::BeginSeq << YAML::EndSeq;
+        write_lock_tail(out, lock);
+        out << YAML::EndMap;
+        if (!out.good()) throw std::logic_error(std::string("lock writer: ") + out.GetLastError());
+        return std::string(out.c_str()) + "\n";
     }
-    if (!lock.warnings.empty()) {
-        out << YAML::Key << "warnings" << YAML::Value << YAML::BeginSeq;
-        for (const auto& w : lock.warnings) {
-            out << YAML::BeginMap;
-            out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << w.id;
-            out << YAML::Key << "target" << YAML::Value << YAML::DoubleQuoted << w.target;
-            out << YAML::Key << "symptom" << YAML::Value << YAML::DoubleQuoted << w.symptom;
-            out << YAML::Key << "fix" << YAML::Value << YAML::DoubleQuoted << w.fix;
-            out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << w.source;
-            out << YAML::EndMap;
-        }
-        out << YAML::EndSeq;
-    }
-    if (lock.verified) emit_verified(out, *lock.verified);
+    // The packages block directly (see write_package); the emitter writes what is around it.
     out << YAML::EndMap;
     if (!out.good()) throw std::logic_error(std::string("lock writer: ") + out.GetLastError());
-    return std::string(out.c_str()) + "\n";
+    std::string text = std::string(out.c_str()) + "\npackages:\n";
+    text.reserve(text.size() + lock.packages.size() * 640);
+    for (const auto& p : lock.packages) write_package(text, p);
+    text.pop_back();   // the emitter's last line has no newline of its own
+    YAML::Emitter tail;
+    tail.SetIndent(2);
+    tail << YAML::BeginMap;
+    write_lock_tail(tail, lock);
+    tail << YAML::EndMap;
+    if (!tail.good()) throw std::logic_error(std::string("lock writer: ") + tail.GetLastError());
+    std::string after = tail.c_str();
+    if (!after.empty() && after != "{}") text += "\n" + after;
+    return text + "\n";
 }
+
 
 Lock read_lock(std::string_view yaml_text, std::string_view file) {
     const std::string name(file);
