@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <numeric>
 
 #include "install/json_text.hpp"
 #include "install/link.hpp"
@@ -35,8 +34,13 @@ std::string package_id(const LockedPackage& p) {
 // building a json tree of them cost a third of a second of a warm install.
 std::string state_json(const PrefixState& s) {
     std::string out;
-    out.reserve(256 + 128 * std::accumulate(s.packages.begin(), s.packages.end(), size_t{0},
-                                            [](size_t n, const InstalledPackage& p) { return n + p.files.size(); }));
+    // Reserved whole: growing a string of megabytes copies it and touches fresh pages each time.
+    size_t size = 1024;
+    for (const auto& p : s.packages) {
+        size += 512 + p.id.size() + p.name.size() + p.channel.size();
+        for (const auto& f : p.files) size += 48 + f.path.size() + f.sha256.size() + f.link_target.size();
+    }
+    out.reserve(size);
     auto field = [&](const char* pad, const char* key, const std::string& value, bool last) {
         out += pad;
         out += '"';

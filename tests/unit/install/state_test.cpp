@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "install/installed.hpp"
+#include "install/json_text.hpp"
 #include "tests/unit/install/install_fixture.hpp"
 
 using namespace envlock;
@@ -100,4 +101,30 @@ TEST_CASE("state.json refuses a path that is not UTF-8, as the json writer did")
     PrefixState s = sample_state();
     s.packages[0].files[0].path = "lib/bad\xff.py";
     CHECK_THROWS(state_json(s));
+}
+
+// json_plain reads eight bytes at a time; every byte value at every offset of the word (and in
+// the tail) must give nlohmann's own bytes, or the same refusal of invalid UTF-8.
+TEST_CASE("a JSON string is written as nlohmann::json::dump writes it, for every byte at every offset") {
+    for (int byte = 0; byte < 256; ++byte)
+        for (size_t at = 0; at < 19; ++at) {
+            std::string v(19, 'a');
+            v[at] = static_cast<char>(byte);
+            std::string expected, got;
+            bool expected_throws = false, got_throws = false;
+            try {
+                expected = json(v).dump();
+            } catch (const json::exception&) {
+                expected_throws = true;
+            }
+            try {
+                put_json_string(got, v);
+            } catch (const json::exception&) {
+                got_throws = true;
+            }
+            CAPTURE(byte);
+            CAPTURE(at);
+            CHECK(got_throws == expected_throws);
+            if (!expected_throws) CHECK(got == expected);
+        }
 }
