@@ -3,7 +3,7 @@
 # measured in this one run (issue 16):
 #
 #   bench/install.sh [--packages N] [--files-per-package K] [--kb-per-file S] [--build DIR]
-#                    [--work DIR] [--no-peers]
+#                    [--work DIR] [--no-peers] [--rounds R]
 #
 # Defaults: 200 packages x 150 files x 35 kB (30,000 files, ~1 GB), generated at bench time,
 # each package twice with the same files: as a real .conda (zip of zstd tarballs, CEP 35, with
@@ -17,12 +17,13 @@
 #          no-op install; --repair (every file hashed).
 #   wheels envlock warm (a venv on the base python + 200 wheels) vs
 #          `pip install --no-index --no-deps` of the same wheels (target >= 20 x faster) and
-#          `uv pip install --offline --no-deps` into a `uv venv` (target: faster than uv).
+#          `uv pip install --offline --no-deps` into a `uv venv` (target: faster than uv), the
+#          two taking turns for R rounds (default 7), medians compared.
 # Peers (uv, py-rattler) come from `pip install` as pip is configured; when that fails (no
 # registry reachable) the script says so and skips them. Warm figures are the best of three
 # runs, each after a sync: the machine may be shared.
 set -euo pipefail
-packages=200 files=150 kb=35 build=build work="" peers=1
+packages=200 files=150 kb=35 build=build work="" peers=1 rounds=7
 while [ $# -gt 0 ]; do
     case $1 in
         --packages) packages=$2; shift 2 ;;
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
         --build) build=$2; shift 2 ;;
         --work) work=$2; shift 2 ;;
         --no-peers) peers=0; shift ;;
+        --rounds) rounds=$2; shift 2 ;;
         *) echo "unknown flag $1" >&2; exit 2 ;;
     esac
 done
@@ -233,19 +235,35 @@ rm -rf "$run/p-cold" "$run/p-warm" "$run/p-cpal" "$cache"
 echo "--- the same files as wheels ($packages) ---"
 wlock="$work/envlock-wheels.yaml"
 wcold=$(t "$envlock" install "$wlock" --prefix "$run/w-cold" --cache-dir "$cache" --quiet)
-wwarm=$(best3 "$run/w-warm" "$envlock" install "$wlock" --prefix "$run/w-warm" --cache-dir "$cache" --quiet)
 printf 'envlock cold    %7.3f s   (venv + %d wheels)\n' "$wcold" "$packages"
-printf 'envlock warm    %7.3f s\n' "$wwarm"
 # pip: the venv (with pip) is made untimed; only the install is measured.
 "$python" -m venv "$run/w-pip" >/dev/null
 pip_t=$(t "$run/w-pip/bin/pip" install --no-index --no-deps --no-compile --disable-pip-version-check "$work"/wheels/*.whl)
-printf 'pip install     %7.3f s   (envlock warm is %.1f x faster; target >= 20)\n' "$pip_t" "$(ratio "$pip_t" "$wwarm")"
 if [ "$have_uv" = 1 ]; then
     uv="$run/tools/bin/uv"
     export UV_CACHE_DIR="$run/uv-cache" UV_NO_PROGRESS=1
     uv_install() { "$uv" venv -q --python "$python" "$1" && "$uv" pip install -q --offline --no-deps --python "$1/bin/python" "$work"/wheels/*.whl; }
     uvcold=$(t uv_install "$run/u-cold")
-    uvwarm=$(best3 "$run/u-warm" uv_install "$run/u-warm")
+fi
+# Warm: envlock and uv in turns, $rounds rounds (each into a removed and synced folder), medians.
+# Taking turns matters on ext4: creating inodes right after many were deleted costs more (the
+# allocator skips recently deleted ones), so each tool's runs see the same history.
+ew="" uw=""
+for _ in $(seq "$rounds"); do
+    rm -rf "$run/w-warm"; sync
+    ew="$ew $(t "$envlock" install "$wlock" --prefix "$run/w-warm" --cache-dir "$cache" --quiet)"
+    if [ "$have_uv" = 1 ]; then
+        rm -rf "$run/u-warm"; sync
+        uw="$uw $(t uv_install "$run/u-warm")"
+    fi
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {printf "%.3f", (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+wwarm=$(echo "$ew" | median)
+printf 'envlock warm    %7.3f s   (median of %d:%s)\n' "$wwarm" "$rounds" "$(printf ' %.3f' $ew)"
+printf 'pip install     %7.3f s   (envlock warm is %.1f x faster; target >= 20)\n' "$pip_t" "$(ratio "$pip_t" "$wwarm")"
+if [ "$have_uv" = 1 ]; then
+    uvwarm=$(echo "$uw" | median)
     printf 'uv cold         %7.3f s   (uv venv + uv pip install --offline --no-deps; envlock cold is %.2f x faster)\n' "$uvcold" "$(ratio "$uvcold" "$wcold")"
-    printf 'uv warm         %7.3f s   (envlock warm is %.2f x faster; target > 1)\n' "$uvwarm" "$(ratio "$uvwarm" "$wwarm")"
+    printf 'uv warm         %7.3f s   (median of %d, taking turns with envlock:%s; envlock warm is %.2f x faster; target > 1)\n' \
+        "$uvwarm" "$rounds" "$(printf ' %.3f' $uw)" "$(ratio "$uvwarm" "$wwarm")"
 fi

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "install/installed.hpp"
+#include "install/json_text.hpp"
 #include "tests/unit/install/install_fixture.hpp"
 
 using namespace envlock;
@@ -100,4 +101,64 @@ TEST_CASE("state.json refuses a path that is not UTF-8, as the json writer did")
     PrefixState s = sample_state();
     s.packages[0].files[0].path = "lib/bad\xff.py";
     CHECK_THROWS(state_json(s));
+}
+
+// json_plain reads eight bytes at a time; every byte value at every offset of the word (and in
+// the tail) must give nlohmann's own bytes, or the same refusal of invalid UTF-8.
+TEST_CASE("a JSON string is written as nlohmann::json::dump writes it, for every byte at every offset") {
+    for (int byte = 0; byte < 256; ++byte)
+        for (size_t at = 0; at < 19; ++at) {
+            std::string v(19, 'a');
+            v[at] = static_cast<char>(byte);
+            std::string expected, got;
+            bool expected_throws = false, got_throws = false;
+            try {
+                expected = json(v).dump();
+            } catch (const json::exception&) {
+                expected_throws = true;
+            }
+            try {
+                put_json_string(got, v);
+            } catch (const json::exception&) {
+                got_throws = true;
+            }
+            CAPTURE(byte);
+            CAPTURE(at);
+            CHECK(got_throws == expected_throws);
+            if (!expected_throws) CHECK(got == expected);
+        }
+}
+
+// A damaged state file is bad input (exit 2) naming the file and the way out, never a crash or a
+// half-read state that would make install remove the wrong files.
+TEST_CASE("a state file that is not a state, or whose rows are malformed, is refused naming it") {
+    auto dir = test::make_temp_dir("state-bad");
+    auto refused = [&](const std::string& text, const std::string& says) {
+        test::write_bytes(dir / kStateFile, text);
+        try {
+            read_state(dir);
+            FAIL("expected a refusal of " << text);
+        } catch (const InputError& e) {
+            std::string m = e.what();
+            CAPTURE(m);
+            CHECK(m.find((dir / kStateFile).string()) != std::string::npos);
+            CHECK(m.find(says) != std::string::npos);
+            CHECK(m.find("delete the prefix and install again") != std::string::npos);
+        }
+    };
+    PrefixState s = sample_state();
+    const std::string good = state_json(s);
+    refused("", "not an envlock state file");
+    refused("[1, 2]", "not an envlock state file");
+    refused("{\"envlock-state\": 2}", "not an envlock state file");
+    refused(good.substr(0, good.size() / 2), "not an envlock state file");   // torn
+    json no_python = json::parse(good);
+    no_python["python"] = json::array();
+    refused(no_python.dump(1), "'python' is not an object");
+    json bad_size = json::parse(good);
+    bad_size["packages"][0]["files"][0][2] = -5;
+    refused(bad_size.dump(1), "is not [path, sha256, size(, link target)]");
+    json no_name = json::parse(good);
+    no_name["packages"][1].erase("name");
+    refused(no_name.dump(1), "malformed: no 'name'");
 }
