@@ -680,7 +680,10 @@ std::string MatchSpec::str() const {
         // as brackets, '(' ')' as a trailing section: such a build is only safe quoted inside brackets.
         // And what split_version_build does not take as a build ('-', '~', '!', and the operators:
         // "==2.01=py~38_0" read back as one version, found by fuzz/matchspec).
-        if (build.find_first_of("><$^|,: =[]()'\"~!-") != std::string::npos) brackets.push_back("build=" + quoted(build));
+        // Any blank, not only ' ': the reader splits the compact form at whitespace ("x==1=a\tb",
+        // found by fuzz/matchspec in CI).
+        if (build.find_first_of(std::string_view("><$^|,: =[]()'\"~!-\t\n\r\v\f")) != std::string::npos)
+            brackets.push_back("build=" + quoted(build));
         else if (version_exact && build.find('*') == std::string::npos) out += "=" + build;
         else brackets.push_back(key_value("build", build));
     }

@@ -818,3 +818,12 @@ TEST_CASE("a subdir holding '/' is refused") {
     CHECK_THROWS_WITH_AS(MatchSpec::parse("numpy[channel=defa,subdir=os////]"), doctest::Contains("'/' in the subdir"), envlock::InputError);
     CHECK(MatchSpec::parse("numpy[channel=conda-forge,subdir=linux-64]").str() == "conda-forge/linux-64::numpy");
 }
+
+// Found by CI's 15-second fuzz/matchspec run (session 7): a quoted build holding a tab.
+TEST_CASE("a build holding a tab prints quoted and reads back") {
+    auto m = MatchSpec::parse("x==1[build='a\tb']");
+    CHECK(m.str() == "x==1[build='a\tb']");
+    auto again = MatchSpec::parse(m.str());
+    CHECK(again.build == "a\tb");
+    CHECK(again.str() == m.str());
+}
