@@ -8,34 +8,21 @@
 // dlopens libarchive.so.13 and each function is looked up once.
 #include <archive.h>
 #include <archive_entry.h>
-#include <dlfcn.h>
 
-#include <mutex>
 #include <string>
 
-#include "resolver/specs/errors.hpp"
+#include "fetch/lazy_library.hpp"
 
 namespace {
 
-void* library() {
-    static void* handle = nullptr;
-    static std::string error;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        handle = ::dlopen("libarchive.so.13", RTLD_NOW | RTLD_LOCAL);
-        if (!handle) error = ::dlerror();
-    });
-    if (!handle)
-        throw envlock::EnvironmentError("cannot load libarchive (libarchive.so.13), which reading packages needs: " + error +
-                                        " (install Debian's libarchive13)");
-    return handle;
+envlock::fetch::LazyLibrary& library() {
+    static envlock::fetch::LazyLibrary lib("libarchive.so.13", "libarchive", "reading packages", "libarchive13");
+    return lib;
 }
 
 template <class F>
 F symbol(const char* name) {
-    void* f = ::dlsym(library(), name);
-    if (!f) throw envlock::EnvironmentError(std::string("libarchive.so.13 has no ") + name + " (too old a libarchive?)");
-    return reinterpret_cast<F>(f);
+    return reinterpret_cast<F>(library().symbol(name));
 }
 
 }  // namespace

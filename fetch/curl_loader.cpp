@@ -10,35 +10,22 @@
 // (CURLOPTTYPE_* in curl.h), as libcurl itself reads it.
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
-#include <dlfcn.h>
 
 #include <cstdarg>
-#include <mutex>
 #include <string>
 
-#include "resolver/specs/errors.hpp"
+#include "fetch/lazy_library.hpp"
 
 namespace {
 
-void* library() {
-    static void* handle = nullptr;
-    static std::string error;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        handle = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-        if (!handle) error = ::dlerror();
-    });
-    if (!handle)
-        throw envlock::EnvironmentError("cannot load libcurl (libcurl.so.4), which every download needs: " + error +
-                                        " (install Debian's libcurl4)");
-    return handle;
+envlock::fetch::LazyLibrary& library() {
+    static envlock::fetch::LazyLibrary lib("libcurl.so.4", "libcurl", "every download", "libcurl4");
+    return lib;
 }
 
 template <class F>
 F symbol(const char* name) {
-    void* f = ::dlsym(library(), name);
-    if (!f) throw envlock::EnvironmentError(std::string("libcurl.so.4 has no ") + name + " (too old a libcurl?)");
-    return reinterpret_cast<F>(f);
+    return reinterpret_cast<F>(library().symbol(name));
 }
 
 // One function pointer per name, looked up on first use.
