@@ -20,19 +20,15 @@ envlock::fetch::LazyLibrary& library() {
     return lib;
 }
 
-template <class F>
-F symbol(const char* name) {
-    return reinterpret_cast<F>(library().symbol(name));
-}
 
 }  // namespace
 
 // One definition per function: its pointer is looked up on the first call.
-#define ENVLOCK_ARCHIVE_FN(ret, name, params, args)                 \
-    extern "C" ret name params {                                    \
-        using fn_t = ret(*) params;                                 \
-        static const fn_t f = symbol<fn_t>(#name);                  \
-        return f args;                                              \
+#define ENVLOCK_ARCHIVE_FN(ret, name, params, args)            \
+    extern "C" ret name params {                               \
+        using fn_t = ret(*) params;                            \
+        static const fn_t f = library().function<fn_t>(#name); \
+        return f args;                                         \
     }
 
 ENVLOCK_ARCHIVE_FN(struct archive*, archive_read_new, (void), ())

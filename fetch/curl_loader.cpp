@@ -23,17 +23,13 @@ envlock::fetch::LazyLibrary& library() {
     return lib;
 }
 
-template <class F>
-F symbol(const char* name) {
-    return reinterpret_cast<F>(library().symbol(name));
-}
 
 // One function pointer per name, looked up on first use.
-#define ENVLOCK_CURL_FN(ret, name, params)                          \
-    using name##_t = ret(*) params;                                 \
-    name##_t name##_fn() {                                          \
-        static const name##_t f = symbol<name##_t>(#name);          \
-        return f;                                                   \
+#define ENVLOCK_CURL_FN(ret, name, params)                             \
+    using name##_t = ret(*) params;                                    \
+    name##_t name##_fn() {                                             \
+        static const name##_t f = library().function<name##_t>(#name); \
+        return f;                                                      \
     }
 
 ENVLOCK_CURL_FN(CURLcode, curl_global_init, (long))

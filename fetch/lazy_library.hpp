@@ -16,6 +16,10 @@ public:
 
     // The function `symbol` of the library, opening it on the first call.
     void* symbol(const char* symbol);
+    template <class F>
+    F function(const char* name) {
+        return reinterpret_cast<F>(symbol(name));
+    }
 
 private:
     void* handle();
