@@ -8,24 +8,12 @@
 
 namespace envlock::pep508 {
 
-std::string normalize_name(std::string_view name) {
-    std::string out;
-    out.reserve(name.size());
-    bool in_sep = false;
-    for (char c : name) {
-        if (c == '-' || c == '_' || c == '.') {
-            if (!in_sep) out += '-';
-            in_sep = true;
-            continue;
-        }
-        in_sep = false;
-        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-}
+namespace {
 
-bool has_normalized_name(std::string_view name, std::string_view normalized) {
-    std::size_t at = 0;
+// PEP 503's normalized form of `name`, one character at a time: runs of '-', '_' and '.' become
+// one '-', letters lower case. `emit` returns false to stop; the result says whether it ran out.
+template <class Emit>
+bool each_normalized_char(std::string_view name, Emit&& emit) {
     bool in_sep = false;
     for (char c : name) {
         if (c == '-' || c == '_' || c == '.') {
@@ -36,10 +24,27 @@ bool has_normalized_name(std::string_view name, std::string_view normalized) {
             in_sep = false;
             c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         }
-        if (at == normalized.size() || normalized[at] != c) return false;
-        ++at;
+        if (!emit(c)) return false;
     }
-    return at == normalized.size();
+    return true;
+}
+
+}  // namespace
+
+std::string normalize_name(std::string_view name) {
+    std::string out;
+    out.reserve(name.size());
+    each_normalized_char(name, [&](char c) {
+        out += c;
+        return true;
+    });
+    return out;
+}
+
+bool has_normalized_name(std::string_view name, std::string_view normalized) {
+    std::size_t at = 0;
+    return each_normalized_char(name, [&](char c) { return at < normalized.size() && normalized[at++] == c; }) &&
+           at == normalized.size();
 }
 
 // ---------------------------------------------------------------------------------------------
