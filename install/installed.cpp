@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <simdjson.h>
 
+#include "fetch/padded_buffer.hpp"
 #include "install/json_text.hpp"
 #include "install/link.hpp"
 #include "resolver/specs/errors.hpp"
@@ -109,10 +110,13 @@ std::optional<PrefixState> read_state(const fs::path& prefix) {
     std::error_code ec;
     if (!fs::exists(file, ec)) return std::nullopt;
     auto bad = [&](const std::string& why) { return InputError(file.string() + ": " + why + " (delete the prefix and install again)"); };
-    simdjson::padded_string text(read_whole_file(file));
+    // Mapped, not copied: the state is only ever replaced by rename, never rewritten in place.
+    fetch::PaddedBuffer text = fetch::PaddedBuffer::map_file(file, ec);
+    if (ec) throw EnvironmentError(file.string() + ": cannot read: " + ec.message());
     simdjson::dom::parser parser;
     simdjson::dom::object root;
-    if (parser.parse(text).get_object().get(root) != simdjson::SUCCESS) throw bad("not an envlock state file");
+    if (parser.parse(text.data(), text.size(), false).get_object().get(root) != simdjson::SUCCESS)
+        throw bad("not an envlock state file");
     int64_t format = 0;
     if (root["envlock-state"].get_int64().get(format) != simdjson::SUCCESS || format != 1) throw bad("not an envlock state file");
     // A required string, or "" for an optional one that is absent; a wrong type is malformed.
