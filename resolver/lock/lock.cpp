@@ -251,20 +251,18 @@ std::string write_lock(const Lock& lock) {
         }
         out << YAML::EndMap;
     }
-    if (lock.packages.empty()) {
-        out << YAML::Key << "packages" << YAML::Value << YAML::BeginSeq << YAML::EndSeq;
-        write_lock_tail(out, lock);
-        out << YAML::EndMap;
-        if (!out.good()) throw std::logic_error(std::string("lock writer: ") + out.GetLastError());
-        return std::string(out.c_str()) + "\n";
-    }
     // The packages block directly (see write_package); the emitter writes what is around it.
     out << YAML::EndMap;
     if (!out.good()) throw std::logic_error(std::string("lock writer: ") + out.GetLastError());
-    std::string text = std::string(out.c_str()) + "\npackages:\n";
-    text.reserve(text.size() + lock.packages.size() * 640);
-    for (const auto& p : lock.packages) write_package(text, p);
-    text.pop_back();   // the emitter's last line has no newline of its own
+    std::string text = std::string(out.c_str()) + "\npackages:";
+    if (lock.packages.empty()) {
+        text += "\n  []";   // what the emitter writes for an empty block sequence
+    } else {
+        text.reserve(text.size() + lock.packages.size() * 640);
+        text += '\n';
+        for (const auto& p : lock.packages) write_package(text, p);
+        text.pop_back();   // the emitter's last line has no newline of its own
+    }
     YAML::Emitter tail;
     tail.SetIndent(2);
     tail << YAML::BeginMap;

@@ -200,3 +200,14 @@ TEST_CASE("the lock's packages block is written in the bytes yaml-cpp's emitter 
     std::string text = write_lock(lock);
     CHECK(packages_block(text) == packages_by_emitter(lock.packages));
 }
+
+TEST_CASE("a lock with no packages writes them as the emitter's empty sequence and reads back") {
+    Lock lock = small_lock();
+    lock.packages.clear();
+    std::string text = write_lock(lock);
+    YAML::Emitter empty;
+    empty.SetIndent(2);
+    empty << YAML::BeginMap << YAML::Key << "packages" << YAML::Value << YAML::BeginSeq << YAML::EndSeq << YAML::EndMap;
+    CHECK(text.find("\n" + std::string(empty.c_str()) + "\n") != std::string::npos);
+    CHECK(read_lock(text, "envlock.yaml").packages.empty());
+}
