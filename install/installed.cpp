@@ -5,7 +5,6 @@
 
 #include "fetch/padded_buffer.hpp"
 #include "install/json_text.hpp"
-#include "install/link.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::install {
