@@ -216,6 +216,29 @@ TEST_CASE("file:// pages read without libcurl answer as libcurl's file:// reader
     CHECK(ours[2].body == "x");
 }
 
+// Issue 21: a file:// page is read into a body of its own size. Finding its end must not grow
+// the body first (a 64 KiB zero-filled tail per file was 20 MB of a re-resolve's memory).
+TEST_CASE("file:// pages of every size around the read sizes are read whole into a body of their size") {
+    TempTree tree;
+    std::vector<std::string> urls;
+    std::vector<std::string> bodies;
+    for (size_t size : {0u, 1u, 4095u, 4096u, 4097u, 65535u, 65536u, 65537u, 200000u}) {
+        std::string body(size, '\0');
+        for (size_t i = 0; i < size; ++i) body[i] = static_cast<char>('a' + (i * 31) % 26);
+        urls.push_back("file://" + tree.write("pages/" + std::to_string(size) + ".html", body).string());
+        bodies.push_back(body);
+    }
+    std::vector<Request> requests;
+    for (const auto& u : urls) requests.push_back({u});
+    auto got = perform(requests, quick());
+    for (size_t i = 0; i < urls.size(); ++i) {
+        CAPTURE(urls[i]);
+        CHECK(got[i].status == 200);
+        CHECK(got[i].body == bodies[i]);
+        CHECK(got[i].body.capacity() < bodies[i].size() + 4096);
+    }
+}
+
 // Issue 21 item 4: a file:// download is copied by the kernel (copy_file_range), hashed from the
 // copy, synced once and renamed in; a mismatch, a missing file and an md5-only lock behave as
 // an HTTP download does.
