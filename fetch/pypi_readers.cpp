@@ -8,6 +8,7 @@
 
 #include "fetch/url.hpp"
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/find_chars.hpp"
 #include "resolver/specs/pep508.hpp"
 #include "resolver/specs/wheel.hpp"
 
@@ -15,10 +16,15 @@ namespace envlock::fetch {
 
 namespace {
 
+// Tag and attribute names are ASCII; blanks are the C locale's isspace, inline (it was a call
+// per character of every page).
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool html_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 bool iequals_prefix(std::string_view text, size_t pos, std::string_view word) {
     if (pos + word.size() > text.size()) return false;
     for (size_t i = 0; i < word.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(text[pos + i])) != word[i]) return false;
+        if (ascii_lower(text[pos + i]) != word[i]) return false;
     return true;
 }
 
@@ -31,7 +37,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 size_t read_attributes(std::string_view html, size_t pos, std::vector<std::pair<std::string, std::string>>& attrs) {
     attrs.clear();
     while (pos < html.size()) {
-        while (pos < html.size() && std::isspace(static_cast<unsigned char>(html[pos]))) ++pos;
+        while (pos < html.size() && html_space(html[pos])) ++pos;
         if (pos >= html.size()) break;
         if (html[pos] == '>') return pos + 1;
         if (html[pos] == '/') {
@@ -39,16 +45,16 @@ size_t read_attributes(std::string_view html, size_t pos, std::vector<std::pair<
             continue;
         }
         size_t name_start = pos;
-        while (pos < html.size() && !std::isspace(static_cast<unsigned char>(html[pos])) && html[pos] != '=' &&
+        while (pos < html.size() && !html_space(html[pos]) && html[pos] != '=' &&
                html[pos] != '>' && html[pos] != '/')
             ++pos;
         std::string name(html.substr(name_start, pos - name_start));
-        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        while (pos < html.size() && std::isspace(static_cast<unsigned char>(html[pos]))) ++pos;
+        for (auto& c : name) c = ascii_lower(c);
+        while (pos < html.size() && html_space(html[pos])) ++pos;
         std::string value;
         if (pos < html.size() && html[pos] == '=') {
             ++pos;
-            while (pos < html.size() && std::isspace(static_cast<unsigned char>(html[pos]))) ++pos;
+            while (pos < html.size() && html_space(html[pos])) ++pos;
             if (pos < html.size() && (html[pos] == '"' || html[pos] == '\'')) {
                 char q = html[pos++];
                 size_t end = html.find(q, pos);
@@ -57,7 +63,7 @@ size_t read_attributes(std::string_view html, size_t pos, std::vector<std::pair<
                 pos = end + 1;
             } else {
                 size_t start = pos;
-                while (pos < html.size() && !std::isspace(static_cast<unsigned char>(html[pos])) && html[pos] != '>') ++pos;
+                while (pos < html.size() && !html_space(html[pos]) && html[pos] != '>') ++pos;
                 value = html_unescape(html.substr(start, pos - start));
             }
         }
@@ -73,6 +79,7 @@ const std::string* attr(const std::vector<std::pair<std::string, std::string>>& 
 }
 
 std::string strip_tags(std::string_view html) {
+    if (find_first_of_chars(html, "<>&") == std::string_view::npos) return std::string(html);
     std::string out;
     bool in_tag = false;
     for (char c : html) {
@@ -84,8 +91,8 @@ std::string strip_tags(std::string_view html) {
 }
 
 std::string trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    while (!s.empty() && html_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && html_space(s.back())) s.remove_suffix(1);
     return std::string(s);
 }
 
@@ -123,10 +130,12 @@ std::string html_unescape(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '&') {
-            out += text[i];
-            continue;
-        }
+        // Runs without '&' are copied whole.
+        size_t amp = text.find('&', i);
+        if (amp == std::string_view::npos) amp = text.size();
+        out.append(text.substr(i, amp - i));
+        i = amp;
+        if (i == text.size()) break;
         size_t semi = text.find(';', i);
         if (semi == std::string_view::npos || semi - i > 10) {
             out += '&';
@@ -229,13 +238,13 @@ std::vector<Link> parse_html_links(std::string_view html, std::string_view page_
     size_t pos = 0;
     while ((pos = html.find('<', pos)) != std::string_view::npos) {
         if (iequals_prefix(html, pos + 1, "base") &&
-            (pos + 5 < html.size() && std::isspace(static_cast<unsigned char>(html[pos + 5])))) {
+            (pos + 5 < html.size() && html_space(html[pos + 5]))) {
             pos = std::min(read_attributes(html, pos + 5, attrs), html.size());
             if (auto href = attr(attrs, "href")) base = url_join(page_url, *href);
             continue;
         }
         bool anchor = iequals_prefix(html, pos + 1, "a") && pos + 2 < html.size() &&
-                      (std::isspace(static_cast<unsigned char>(html[pos + 2])) || html[pos + 2] == '>');
+                      (html_space(html[pos + 2]) || html[pos + 2] == '>');
         if (!anchor) {
             ++pos;
             continue;

@@ -1,20 +1,29 @@
 #include "fetch/url.hpp"
 
+#include <array>
 #include <memory>
 #include <optional>
 
 #include <curl/curl.h>
 
+#include "resolver/specs/find_chars.hpp"
 #include "resolver/specs/url_credentials.hpp"
 
 namespace envlock::fetch {
 
 namespace {
 
-bool plain_char(unsigned char c) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-    return std::string_view("-._~!$&'()*+,;=:@/?#%").find(static_cast<char>(c)) != std::string_view::npos;
-}
+// A table, not a search per character: every link of an index page is checked.
+constexpr std::array<bool, 256> kPlain = [] {
+    std::array<bool, 256> t{};
+    for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+    for (int c = '0'; c <= '9'; ++c) t[c] = true;
+    for (unsigned char c : std::string_view("-._~!$&'()*+,;=:@/?#%")) t[c] = true;
+    return t;
+}();
+
+bool plain_char(unsigned char c) { return kPlain[c]; }
 
 bool hex_digit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
@@ -66,14 +75,14 @@ std::optional<std::string> join_plain(std::string_view base, std::string_view hr
     else return std::nullopt;
     if (base[0] == 'f' && href.find('?') != std::string_view::npos) return std::nullopt;
     if (href.empty() || href.front() == '#' || href.rfind("//", 0) == 0 || !plain(base) || !plain(href)) return std::nullopt;
-    if (href.find(':') < href.find_first_of("/?#")) return std::nullopt;   // a scheme of its own
+    if (href.find(':') < find_first_of_chars(href, "/?#")) return std::nullopt;   // a scheme of its own
     auto path_start = base.find('/', scheme_end);
     if (path_start == std::string_view::npos) return std::nullopt;
     for (char c : base.substr(scheme_end, path_start - scheme_end))
         if ((c >= 'A' && c <= 'Z') || c == ':' || c == '@' || c == '%') return std::nullopt;
     std::string_view base_path = base.substr(path_start);
-    base_path = base_path.substr(0, base_path.find_first_of("?#"));
-    std::string_view ref_path = href.substr(0, href.find_first_of("?#"));
+    base_path = base_path.substr(0, find_first_of_chars(base_path, "?#"));
+    std::string_view ref_path = href.substr(0, find_first_of_chars(href, "?#"));
     std::string_view rest = href.substr(ref_path.size());
     std::string path;
     if (ref_path.empty()) {
@@ -128,12 +137,20 @@ std::string percent_decode(std::string_view text) {
         if (c >= 'A' && c <= 'F') return c - 'A' + 10;
         return -1;
     };
-    for (size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
+    // Runs without '%' are copied whole.
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t pct = text.find('%', i);
+        if (pct == std::string_view::npos) pct = text.size();
+        out.append(text.substr(i, pct - i));
+        i = pct;
+        if (i == text.size()) break;
+        if (i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
             out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
-            i += 2;
+            i += 3;
         } else {
-            out += text[i];
+            out += '%';
+            ++i;
         }
     }
     return out;

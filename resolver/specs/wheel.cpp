@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/find_chars.hpp"
 #include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
 
@@ -36,7 +37,7 @@ std::vector<std::string> split(std::string_view s, char sep) {
 
 // The last path segment of a path or URL, without query or fragment.
 std::string_view last_segment(std::string_view s) {
-    if (auto q = s.find_first_of("?#"); q != std::string_view::npos) s = s.substr(0, q);
+    if (auto q = find_first_of_chars(s, "?#"); q != std::string_view::npos) s = s.substr(0, q);
     if (auto slash = s.find_last_of('/'); slash != std::string_view::npos) s = s.substr(slash + 1);
     return s;
 }

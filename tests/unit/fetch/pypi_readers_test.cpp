@@ -21,6 +21,12 @@ TEST_CASE("HTML character references decode, unknown ones stay") {
     CHECK(html_unescape("&gt;=3.6, !=3.7.*&amp;&lt;4") == ">=3.6, !=3.7.*&<4");
     CHECK(html_unescape("&#62;&#x3C;&quot;&apos;") == "><\"'");
     CHECK(html_unescape("a &unknown; b & c") == "a &unknown; b & c");
+    // Runs between entities are copied whole; the edges of the text too.
+    CHECK(html_unescape("&amp;") == "&");
+    CHECK(html_unescape("&") == "&");
+    CHECK(html_unescape("x&") == "x&");
+    CHECK(html_unescape("&amp;&amp;x&lt") == "&&x&lt");
+    CHECK(html_unescape("") == "");
 }
 
 TEST_CASE("distribution file names: wheels with and without build tags, sdists with dashed names") {

@@ -43,6 +43,10 @@ TEST_CASE("redact_url hides passwords and bare tokens but keeps the user name") 
 TEST_CASE("percent_decode and file URLs") {
     CHECK(percent_decode("torch-1.8.0%2Bcu111") == "torch-1.8.0+cu111");
     CHECK(percent_decode("bad%zzescape%4") == "bad%zzescape%4");
+    CHECK(percent_decode("%41%42") == "AB");
+    CHECK(percent_decode("%") == "%");
+    CHECK(percent_decode("%%41") == "%A");
+    CHECK(percent_decode("a%4") == "a%4");
     CHECK(file_url_path("file:///srv/a%20b/x.json") == "/srv/a b/x.json");
     CHECK(file_url_path("file://localhost/srv/x") == "/srv/x");
 }

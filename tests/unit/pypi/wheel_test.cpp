@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/find_chars.hpp"
 #include "resolver/specs/wheel.hpp"
 
 using envlock::wheel::best_tag_rank;
@@ -189,4 +190,20 @@ TEST_CASE("bad targets are bad input") {
     CHECK_THROWS_AS(compatible_tags("3.8", "linux-mips", "2.31"), envlock::InputError);
     CHECK_THROWS_AS(compatible_tags("3.8", "linux-64", "two"), envlock::InputError);
     CHECK_THROWS_AS(compatible_tags("py3", "linux-64", "2.31"), envlock::InputError);
+}
+
+// find_first_of_chars stands in for string_view::find_first_of on the hot paths of link parsing
+// (resolver/specs/find_chars.hpp): the same answer for every text, set and start.
+TEST_CASE("find_first_of_chars answers as string_view::find_first_of does") {
+    const std::vector<std::string_view> texts = {"", "#", "a?b#c", "cpu/torch-1.9.1%2Bcu111-cp38-cp38-linux_x86_64.whl#sha256=ab",
+                                                 "x=1 ;y", "????", "no marks here"};
+    const std::vector<std::string_view> sets = {"?#", "/?#", "<>&", " =<>!~[;", "", "z"};
+    for (auto text : texts)
+        for (auto set : sets)
+            for (size_t from = 0; from <= text.size() + 1; ++from) {
+                CAPTURE(text);
+                CAPTURE(set);
+                CAPTURE(from);
+                CHECK(envlock::find_first_of_chars(text, set, from) == text.find_first_of(set, from));
+            }
 }
