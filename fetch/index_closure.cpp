@@ -7,19 +7,32 @@
 #include <optional>
 #include <deque>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "fetch/documents.hpp"
 #include "fetch/sharded_repodata.hpp"
 #include "fetch/url.hpp"
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/find_chars.hpp"
 #include "resolver/specs/pep440.hpp"
 
 namespace envlock::fetch {
 
 namespace {
 
+// A project's files share few version strings (torch's 388 files on the demo mirror's find-links
+// page have 91): each distinct one is parsed once.
+using ParsedVersions = std::unordered_map<std::string, std::optional<pep440::Version>>;
+
+const std::optional<pep440::Version>& parsed(ParsedVersions& cache, const std::string& version) {
+    auto it = cache.find(version);
+    if (it == cache.end()) it = cache.emplace(version, pep440::Version::try_parse(version)).first;
+    return it->second;
+}
+
 // The versions of one project whose metadata is worth reading, newest first.
-std::vector<std::string> versions_to_read(const IndexRecords& records, const std::vector<std::string>& constraints,
+std::vector<std::string> versions_to_read(const IndexRecords& records, ParsedVersions& cache, const std::vector<std::string>& constraints,
                                           size_t budget, bool beyond_constraints = false) {
     std::vector<pep440::SpecifierSet> sets;
     for (const auto& c : constraints) {
@@ -35,7 +48,7 @@ std::vector<std::string> versions_to_read(const IndexRecords& records, const std
         // whatever the constraints allow.
         std::vector<pep440::Version> all;
         for (const auto& r : records)
-            if (auto v = pep440::Version::try_parse(r.version); v && seen.insert(v->str()).second) all.push_back(*v);
+            if (const auto& v = parsed(cache, r.version); v && seen.insert(v->str()).second) all.push_back(*v);
         std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a > b; });
         std::set<std::string> releases;
         for (const auto& v : all) {
@@ -49,8 +62,10 @@ std::vector<std::string> versions_to_read(const IndexRecords& records, const std
         for (const auto& v : versions) out.push_back(v.str());
         return out;
     }
+    std::set<std::string> raw_seen;
     for (const auto& r : records) {
-        auto v = pep440::Version::try_parse(r.version);
+        if (!raw_seen.insert(r.version).second) continue;
+        const auto& v = parsed(cache, r.version);
         if (!v || !seen.insert(v->str()).second) continue;
         bool allowed = std::all_of(sets.begin(), sets.end(), [&](const pep440::SpecifierSet& s) { return s.contains(*v, true); });
         if (allowed) versions.push_back(*v);
@@ -66,7 +81,7 @@ std::vector<std::string> versions_to_read(const IndexRecords& records, const std
 bool is_wheel(const IndexRecord& r) { return r.filename.size() > 4 && r.filename.substr(r.filename.size() - 4) == ".whl"; }
 
 std::string name_of_matchspec(const std::string& matchspec) {
-    std::string n = matchspec.substr(0, matchspec.find_first_of(" =<>!~[;"));
+    std::string n = matchspec.substr(0, find_first_of_chars(matchspec, " =<>!~[;"));
     auto colons = n.rfind("::");
     return colons == std::string::npos ? n : n.substr(colons + 2);
 }
@@ -253,17 +268,21 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
         for (size_t w = 0; w < wave.size(); ++w) {
             const std::string& name = wave[w];
             IndexRecords& found = pages[w];
-            if (auto it = linked.find(name); it != linked.end()) found.insert(found.end(), it->second.begin(), it->second.end());
+            // A name is in one wave only: its find-links records move, not copy.
+            if (auto it = linked.find(name); it != linked.end())
+                found.insert(found.end(), std::make_move_iterator(it->second.begin()), std::make_move_iterator(it->second.end()));
             auto& seen = out.pypi_versions[name];
+            std::unordered_set<std::string_view> listed;
             for (const auto& r : found)
-                if (std::find(seen.begin(), seen.end(), r.version) == seen.end()) seen.push_back(r.version);
+                if (listed.insert(r.version).second) seen.push_back(r.version);
+            ParsedVersions versions_of;
             auto c = request.constraints.find(name);
-            auto versions = versions_to_read(found, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
+            auto versions = versions_to_read(found, versions_of, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
                                              request.versions_per_project, request.beyond_constraints);
             std::set<std::string> wanted(versions.begin(), versions.end());
             Project& p = projects[w];
             for (auto& r : found) {
-                auto v = pep440::Version::try_parse(r.version);
+                const auto& v = parsed(versions_of, r.version);
                 if (v && wanted.count(v->str())) p.kept.push_back(std::move(r));
             }
             // Wheels first: an sdist's metadata can only be had by building it.

@@ -320,6 +320,7 @@ std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const s
     std::vector<IndexRecords> out(names.size());
     for (size_t j = 0; j < pypi.size(); ++j) {
         const auto& p = pypi[j];
+        const std::string index = redact_url(p.url);
         const std::string& name = names[p.name];
         IndexRecords found;
         if (p.kind == PypiTarget::directory) {
@@ -346,11 +347,13 @@ std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const s
                 break;
             }
         }
+        auto& kept = out[p.name];
+        kept.reserve(kept.size() + found.size());
         for (auto& r : found) {
-            r.index = redact_url(p.url);
+            r.index = index;
             // No credential leaves this function inside a record (they would end up in the lock).
             strip_credentials(r);
-            out[p.name].push_back(std::move(r));
+            kept.push_back(std::move(r));
         }
     }
     return out;
@@ -401,10 +404,9 @@ std::vector<std::string> index_project_names(const std::string& index_url, const
 }
 
 void strip_credentials(IndexRecord& r) {
-    r.url = strip_userinfo(r.url);
-    r.channel = strip_userinfo(r.channel);
-    r.index = strip_userinfo(r.index);
-    r.metadata_url = strip_userinfo(r.metadata_url);
+    // Without an '@' there is no user info: nothing to copy (this runs for every record read).
+    for (std::string* s : {&r.url, &r.channel, &r.index, &r.metadata_url})
+        if (s->find('@') != std::string::npos) *s = strip_userinfo(*s);
 }
 
 void fill_core_metadata(IndexRecords& records, const FetchContext& ctx) {
