@@ -247,15 +247,16 @@ Knowledge rows_of(const std::string& name, const J& doc) {
                                  str(r, "nvcc_minor_mismatch"), str(r, "source"), flag(r, "unverified"), str(r, "why")};
     });
     each("mmcv_wheels", [&](const J& r) {
-        for (const auto& v : strings(r, "versions")) {
-            MmcvWheel w;
-            w.mmcv_version = v;
-            w.torch = str(r, "torch");
-            w.cuda = str(r, "cuda");
-            w.source = str(r, "source");
-            w.package = str(r, "package");
-            w.os = str(r, "os");
-            w.index_url = w.os == "Linux" || w.os == "Windows" ? index_url(w.cuda, w.torch) : "";
+        // A row lists many versions (2,143 wheels from a few hundred rows): its fields are read once.
+        MmcvWheel w;
+        w.torch = str(r, "torch");
+        w.cuda = str(r, "cuda");
+        w.source = str(r, "source");
+        w.package = str(r, "package");
+        w.os = str(r, "os");
+        w.index_url = w.os == "Linux" || w.os == "Windows" ? index_url(w.cuda, w.torch) : "";
+        for (auto& v : strings(r, "versions")) {
+            w.mmcv_version = std::move(v);
             k.mmcv_wheels.push_back(w);
         }
     });
