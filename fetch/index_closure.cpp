@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <optional>
 #include <deque>
+#include <future>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -219,6 +221,19 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
 
 IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx) {
     IndexClosure out;
+    // A find-links page lists every project at once: it is fetched once, first, and read into
+    // records on the other core while the channels and the first wave's pages are read here.
+    std::future<std::map<std::string, IndexRecords>> linking;
+    if (!request.sources.find_links.empty()) {
+        IndexSources links;
+        links.find_links = request.sources.find_links;
+        linking = std::async(std::launch::async, [pages = fetch_pypi_pages(links, {""}, ctx)] {
+            std::map<std::string, IndexRecords> linked;
+            auto read = read_pypi_pages(pages);
+            for (auto& r : read.front()) linked[pep508::normalize_name(r.name)].push_back(std::move(r));
+            return linked;
+        });
+    }
     const std::vector<std::string> channels = expand_channels(request.sources.channels);
     if (request.conda_names.empty()) {
         for (const auto& channel : channels) {
@@ -233,13 +248,7 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
     }
 
     if (request.sources.index_urls.empty() && request.sources.find_links.empty()) return out;
-    // A find-links page lists every project at once: read it once, not once per project.
     std::map<std::string, IndexRecords> linked;
-    if (!request.sources.find_links.empty()) {
-        IndexSources links;
-        links.find_links = request.sources.find_links;
-        for (auto& r : find_records(links, "", ctx)) linked[pep508::normalize_name(r.name)].push_back(std::move(r));
-    }
     IndexSources indexes;
     indexes.index_urls = request.sources.index_urls;
 
@@ -259,6 +268,7 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
         queue.clear();
         std::vector<IndexRecords> pages = indexes.index_urls.empty() ? std::vector<IndexRecords>(wave.size())
                                                                      : find_pypi_records(indexes, wave, ctx);
+        if (linking.valid()) linked = linking.get();
         struct Project {
             IndexRecords kept;
             std::map<std::string, size_t> probe_of;   // version -> index into `probes`

@@ -74,16 +74,6 @@ void require_local_root(const std::string& root, const FetchContext& ctx) {
                                ": no such folder " + file_url_path(mapped));
 }
 
-// A file:// find-links directory: its distributions as links.
-IndexRecords records_from_directory(const std::string& url, std::string_view name) {
-    std::string html;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(file_url_path(url), ec))
-        if (entry.is_regular_file()) html += "<a href=\"" + entry.path().filename().string() + "\"></a>\n";
-    std::string base = url.back() == '/' ? url : url + "/";
-    return parse_find_links(html, base, name);
-}
-
 }  // namespace
 
 std::vector<std::string> expand_channels(const std::vector<std::string>& channels) {
@@ -269,69 +259,76 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
     return out;
 }
 
-std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const std::vector<std::string>& names,
-                                            const FetchContext& ctx) {
-    struct PypiTarget {
-        size_t name;   // index into `names`
-        std::string url;
-        enum { simple, json_api, find_links, directory } kind;
-    };
+PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx) {
+    using Target = PypiPages::Target;
     for (const auto& idx : sources.index_urls) require_local_root(trim_trailing_slashes(idx), ctx);
-    std::vector<PypiTarget> pypi;
+    PypiPages pages;
+    pages.names = names;
+    auto& pypi = pages.targets;
     for (size_t n = 0; n < names.size(); ++n) {
         const std::string normalized = normalize_project_name(names[n]);
         for (const auto& idx : sources.index_urls) {
             std::string root = trim_trailing_slashes(idx);
-            if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") pypi.push_back({n, root + "/" + normalized + "/json", PypiTarget::json_api});
-            else pypi.push_back({n, root + "/" + normalized + "/", PypiTarget::simple});
+            if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") pypi.push_back({n, root + "/" + normalized + "/json", Target::json_api});
+            else pypi.push_back({n, root + "/" + normalized + "/", Target::simple});
         }
         for (const auto& fl : sources.find_links) {
             std::string mapped = ctx.mirrors.apply(fl);
             std::error_code ec;
-            if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({n, fl, PypiTarget::directory});
-            else pypi.push_back({n, fl, PypiTarget::find_links});
+            if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({n, fl, Target::directory});
+            else pypi.push_back({n, fl, Target::find_links});
         }
     }
     // Every page of every name at once; a find-links page asked for by several names is
     // fetched once.
     std::vector<DocumentRequest> requests;
     std::map<std::string, size_t> request_of;
-    std::vector<size_t> pypi_doc(pypi.size(), 0);  // index into `requests`; unused for directories
-    for (size_t j = 0; j < pypi.size(); ++j) {
-        if (pypi[j].kind == PypiTarget::directory) continue;
-        auto [it, added] = request_of.try_emplace(pypi[j].url, requests.size());
+    for (auto& t : pypi) {
+        if (t.kind == Target::directory) {
+            // The folder's distributions as the links of a page.
+            std::string url = ctx.mirrors.apply(t.url);
+            std::error_code ec;
+            for (const auto& entry : fs::directory_iterator(file_url_path(url), ec))
+                if (entry.is_regular_file()) t.listing += "<a href=\"" + entry.path().filename().string() + "\"></a>\n";
+            t.listing_base = url.back() == '/' ? url : url + "/";
+            continue;
+        }
+        auto [it, added] = request_of.try_emplace(t.url, requests.size());
         if (added)
-            requests.push_back({pypi[j].url, pypi[j].kind == PypiTarget::simple ? kSimpleAccept : "",
-                                pypi[j].kind == PypiTarget::json_api ? BodyKind::json : BodyKind::any});
-        pypi_doc[j] = it->second;
+            requests.push_back({t.url, t.kind == Target::simple ? kSimpleAccept : "",
+                                t.kind == Target::json_api ? BodyKind::json : BodyKind::any});
+        t.document = it->second;
     }
-    auto docs = get_documents(requests, ctx);
+    pages.documents = get_documents(requests, ctx);
     std::vector<std::string> failures, missing;
     std::set<size_t> reported;
-    for (size_t j = 0; j < pypi.size(); ++j) {
-        if (pypi[j].kind == PypiTarget::directory || !reported.insert(pypi_doc[j]).second) continue;
-        const auto& d = docs[pypi_doc[j]];
+    for (const auto& t : pypi) {
+        if (t.kind == Target::directory || !reported.insert(t.document).second) continue;
+        const auto& d = pages.documents[t.document];
         if (d.missing_offline) missing.push_back(redact_url(d.fetched_url));
         else if (!d.error.empty()) failures.push_back(d.error);
-        else if (!d.ok() && !(d.status == 404 && pypi[j].kind != PypiTarget::find_links)) failures.push_back(status_failure(d));
+        else if (!d.ok() && !(d.status == 404 && t.kind != Target::find_links)) failures.push_back(status_failure(d));
     }
     throw_fetch_failures(failures, missing);
+    return pages;
+}
 
-    std::vector<IndexRecords> out(names.size());
-    for (size_t j = 0; j < pypi.size(); ++j) {
-        const auto& p = pypi[j];
+std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages) {
+    using Target = PypiPages::Target;
+    std::vector<IndexRecords> out(pages.names.size());
+    for (const auto& p : pages.targets) {
+        const std::string& name = pages.names[p.name];
         const std::string index = redact_url(p.url);
-        const std::string& name = names[p.name];
         IndexRecords found;
-        if (p.kind == PypiTarget::directory) {
-            found = records_from_directory(ctx.mirrors.apply(p.url), name);
+        if (p.kind == Target::directory) {
+            found = parse_find_links(p.listing, p.listing_base, name);
         } else {
-            const auto& d = docs[pypi_doc[j]];
+            const auto& d = pages.documents[p.document];
             if (!d.ok()) continue;
             std::string page = redact_url(d.url);
             switch (p.kind) {
-            case PypiTarget::json_api: found = parse_pypi_json(d.body(), page, name); break;
-            case PypiTarget::simple:
+            case Target::json_api: found = parse_pypi_json(d.body(), page, name); break;
+            case Target::simple:
                 if (d.content_type.find("application/vnd.pypi.simple.v1+json") != std::string::npos) {
                     found = parse_simple_json(d.body(), d.url, name);
                 } else {
@@ -357,6 +354,11 @@ std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const s
         }
     }
     return out;
+}
+
+std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const std::vector<std::string>& names,
+                                            const FetchContext& ctx) {
+    return read_pypi_pages(fetch_pypi_pages(sources, names, ctx));
 }
 
 std::vector<std::string> index_project_names(const std::string& index_url, const FetchContext& ctx) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fetch/conda_repodata.hpp"
+#include "fetch/documents.hpp"
 #include "fetch/settings.hpp"
 #include "resolver/specs/record.hpp"
 
@@ -82,6 +83,25 @@ void strip_credentials(IndexRecord& r);
 // fetched at once; out[i] belongs to names[i]. Errors as find_records'.
 std::vector<IndexRecords> find_pypi_records(const IndexSources& sources, const std::vector<std::string>& names,
                                             const FetchContext& ctx);
+
+// find_pypi_records in its two steps: the pages fetched (every fetch error thrown here), then
+// read into records, which is CPU only and may run on another thread (a find-links page of a
+// thousand links is read while the next pages are fetched). Errors of the pages' formats are
+// thrown by the read.
+struct PypiPages {
+    struct Target {
+        std::size_t name;                 // index into `names`
+        std::string url;
+        enum Kind { simple, json_api, find_links, directory } kind;
+        std::size_t document = 0;         // index into `documents`; unused for a directory
+        std::string listing, listing_base;   // a directory's files as links, and its URL
+    };
+    std::vector<std::string> names;
+    std::vector<Target> targets;
+    std::vector<Document> documents;
+};
+PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx);
+std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages);
 
 // A channel as the user wrote it -> {channel root URL, subdir or ""}. Names follow conda
 // (conda/base/constants.py): "pkgs/main", "pkgs/r" and "pkgs/msys2" live under
