@@ -432,7 +432,8 @@ SolveOutcome solve(const SolveInput& input) {
         lock.spec = input.spec;
         lock.targets = input.targets;
         lock.knowledge_version = input.knowledge.version;
-        lock.content_hash = lock_content_hash(input.spec, input.targets, input.knowledge.version);
+        lock.content_hash = !input.content_hash.empty() ? input.content_hash
+                                                          : lock_content_hash(input.spec, input.targets, input.knowledge.version);
         auto asked = who_asked_for(sp, jobs, a.installed);
         for (const Candidate* c : chosen) {
             Id self = sp.first_solvable() + static_cast<Id>(c - sp.candidates().data());

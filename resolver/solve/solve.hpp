@@ -39,6 +39,9 @@ struct SolveInput {
     // What the repo's code does that advisories depend on: "numba-cuda",
     // "code-uses:torch.utils.tensorboard", "code-uses:numpy.float-aliases" …
     std::set<std::string> uses;
+    // lock_content_hash(spec, targets, knowledge.version) when the caller has made it already
+    // (a re-resolve checks it against the previous lock first); empty: the solve makes it.
+    std::string content_hash;
 };
 
 struct SolveOutcome {

@@ -420,7 +420,7 @@ bool reuse_previous(const SpecLocation& loc, const SolveInput& in, const Resolve
                     ResolveResult& result) {
     if (!loc.previous || !loc.memo || o.update_all || !o.update.empty() || !loc.changed.empty()) return false;
     const Lock& lock = *loc.previous;
-    if (lock_content_hash(in.spec, in.targets, in.knowledge.version) != lock.content_hash ||
+    if (in.content_hash != lock.content_hash ||
         lock.knowledge_version != in.knowledge.version)
         return false;
     if (!loc.checkout.empty()) {
@@ -539,6 +539,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             if (p.kind == Ecosystem::pypi) in.previous[key + "#file"] = p.url.substr(p.url.rfind('/') + 1);
         }
 
+    // Made once: the reuse check compares it, and the solve's lock carries it.
+    in.content_hash = lock_content_hash(in.spec, in.targets, in.knowledge.version);
     if (!to_stdout && reuse_previous(loc, in, o, ctx, result)) return result;
 
     const Spec& spec = in.spec;
