@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <tuple>
 #include <sstream>
 
@@ -493,7 +494,9 @@ void SolvPool::add_candidates() {
     }
 
     // PyPI: per project and version, the best wheel this target runs, else the sdist.
-    auto tags = wheel::compatible_tags(ctx_.python_minor, t.platform, t.glibc);
+    const wheel::TagRanks tags(wheel::compatible_tags(ctx_.python_minor, t.platform, t.glibc));
+    // Files of one project share their Requires-Python: each distinct one is checked once.
+    std::unordered_map<std::string, bool> python_allowed;
     auto python = pep440::Version::parse(ctx_.python_full);
     auto marker_env = pep508::MarkerEnv::for_target(ctx_.python_full, t.platform);
     std::map<std::tuple<std::string, std::string, bool>, std::pair<int, size_t>> best;  // (dist, version, torch-bound wheel) -> (rank, input index)
@@ -503,15 +506,19 @@ void SolvPool::add_candidates() {
         auto version = pep440::Version::try_parse(rec.version);
         if (!version) continue;
         if (!rec.requires_python.empty()) {
-            try {
-                if (!pep440::SpecifierSet::parse(rec.requires_python).contains(python, true)) continue;
-            } catch (const InputError&) {
+            auto [it, added] = python_allowed.try_emplace(rec.requires_python, true);
+            if (added) {
+                try {
+                    it->second = pep440::SpecifierSet::parse(rec.requires_python).contains(python, true);
+                } catch (const InputError&) {
+                }
             }
+            if (!it->second) continue;
         }
         int rank = -1;
         try {
             if (rec.filename.size() > 4 && rec.filename.compare(rec.filename.size() - 4, 4, ".whl") == 0)
-                rank = wheel::best_tag_rank(wheel::WheelName::parse(rec.filename), tags);
+                rank = tags.best(wheel::WheelName::parse(rec.filename));
             else if (wheel::SdistName::try_parse(rec.filename))
                 rank = 1 << 20;
         } catch (const InputError&) {

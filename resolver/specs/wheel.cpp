@@ -249,4 +249,16 @@ int best_tag_rank(const WheelName& wheel, const std::vector<Tag>& compatible) {
     return -1;
 }
 
+TagRanks::TagRanks(const std::vector<Tag>& compatible) {
+    rank_.reserve(compatible.size());
+    for (std::size_t i = 0; i < compatible.size(); ++i) rank_.emplace(compatible[i].str(), static_cast<int>(i));
+}
+
+int TagRanks::best(const WheelName& wheel) const {
+    int best = -1;
+    for (const auto& t : wheel.tags)
+        if (auto it = rank_.find(t.str()); it != rank_.end() && (best < 0 || it->second < best)) best = it->second;
+    return best;
+}
+
 }  // namespace envlock::wheel

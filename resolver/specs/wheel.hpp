@@ -3,6 +3,7 @@
 // legacy manylinux PEPs 513/571/599) a target accepts, best first, as pip ranks them.
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -49,5 +50,16 @@ std::vector<Tag> compatible_tags(std::string_view python_version, std::string_vi
 
 // Rank of the best tag of the wheel in that list (0 best), or -1 when the wheel does not run there.
 int best_tag_rank(const WheelName& wheel, const std::vector<Tag>& compatible);
+
+// best_tag_rank for many wheels against one list: the list indexed once (a target's list holds
+// hundreds of tags, and each wheel of a project that does not fit it was a scan of all of them).
+class TagRanks {
+public:
+    explicit TagRanks(const std::vector<Tag>& compatible);
+    int best(const WheelName& wheel) const;   // as best_tag_rank(wheel, compatible)
+
+private:
+    std::unordered_map<std::string, int> rank_;   // "interpreter-abi-platform" -> first index
+};
 
 }  // namespace envlock::wheel

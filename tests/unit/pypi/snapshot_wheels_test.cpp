@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "resolver/specs/pep440.hpp"
 #include "resolver/specs/wheel.hpp"
@@ -70,4 +72,46 @@ TEST_CASE("every wheel on an openmmlab mmcv page parses; cp38 Linux picks manyli
         linux_cp38 += want;
     }
     CHECK(linux_cp38 > 5);
+}
+
+// TagRanks indexes a target's tags once for the pool (resolver/solve/pool.cpp); it must rank
+// every real wheel as best_tag_rank's scan does, for targets each wheel fits and does not.
+TEST_CASE("TagRanks ranks every wheel of the snapshot pages as best_tag_rank does") {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(ENVLOCK_SHARED_DIR) / "snapshots")) {
+        if (!e.is_regular_file() || e.path().extension() != ".html") continue;
+        for (const auto& link : hrefs(e.path())) {
+            std::string file = link.substr(0, link.find('#'));
+            file = file.substr(file.rfind('/') + 1);
+            if (file.size() > 4 && file.substr(file.size() - 4) == ".whl") names.push_back(file);
+        }
+    }
+    if (names.empty()) {
+        MESSAGE("skipped: no snapshot pages under " << ENVLOCK_SHARED_DIR);
+        return;
+    }
+    int checked = 0, fitting = 0;
+    for (auto [python, platform, glibc] : {std::tuple{"3.8", "linux-64", "2.31"}, std::tuple{"3.7", "linux-64", "2.17"},
+                                           std::tuple{"3.10", "linux-aarch64", "2.35"}, std::tuple{"3.9", "osx-arm64", ""},
+                                           std::tuple{"3.8", "win-64", ""}}) {
+        auto tags = envlock::wheel::compatible_tags(python, platform, glibc);
+        const envlock::wheel::TagRanks ranks(tags);
+        for (const auto& n : names) {
+            std::optional<WheelName> w;
+            try {
+                w = WheelName::parse(n);
+            } catch (const std::exception&) {
+                continue;
+            }
+            CAPTURE(n);
+            CAPTURE(python);
+            CAPTURE(platform);
+            int rank = envlock::wheel::best_tag_rank(*w, tags);
+            CHECK(ranks.best(*w) == rank);
+            ++checked;
+            fitting += rank >= 0;
+        }
+    }
+    CHECK(checked > 1000);
+    CHECK(fitting > 100);
 }
