@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fetch/build_id.hpp"
 #include "fetch/documents.hpp"
 #include "resolver/lock/lock.hpp"
 
@@ -27,8 +28,6 @@ struct ResolveMemo {
     Lock lock;
 };
 
-// The GNU build id of the running executable (any rebuild changes it), else its size and mtime.
-std::string binary_build_id();
 
 std::filesystem::path memo_path(const std::filesystem::path& cache_dir, const std::string& lock_path);
 
