@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <random>
+#include <string>
 
 #include "resolver/specs/errors.hpp"
 
@@ -157,6 +159,23 @@ bool write_fully(int fd, std::string_view bytes) {
             return false;
         }
         bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+bool replace_cache_file(const std::string& path, std::string_view bytes, std::string_view more, bool sync) {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    bool ok = write_fully(fd, bytes) && write_fully(fd, more);
+    if (ok && sync) ok = ::fsync(fd) == 0;
+    ok = ::close(fd) == 0 && ok;
+    std::error_code ec;
+    if (ok) std::filesystem::rename(temp, path, ec);
+    if (!ok || ec) {
+        std::filesystem::remove(temp, ec);
+        return false;
     }
     return true;
 }

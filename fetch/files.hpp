@@ -27,4 +27,9 @@ void check_output_path(const std::string& path, std::string_view what = "");
 // All of `bytes` to `fd`, retrying short writes and EINTR; false on an error (errno set).
 bool write_fully(int fd, std::string_view bytes);
 
+// A cache file (an HTTP entry, a name index, a page's records) written whole to a temp file
+// beside it and renamed over it; with `sync`, on disk before the rename. False when it cannot
+// be written, and no temp file is left: a cache that cannot be written is not an error.
+bool replace_cache_file(const std::string& path, std::string_view bytes, std::string_view more = {}, bool sync = false);
+
 }  // namespace envlock

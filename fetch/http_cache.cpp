@@ -123,17 +123,8 @@ bool cache_write(const fs::path& dir, std::string_view url, std::string_view key
                         {"last_modified", meta.last_modified}, {"cache_control", meta.cache_control},
                         {"content_type", meta.content_type},   {"size", body.size()}, {"id", id}};
     std::string header = std::string(kMagic) + j.dump() + "\n";
-    fs::path temp = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return false;
     // Two write() calls for the whole entry, not one per 4 KiB of a stdio buffer.
-    bool ok = write_fully(fd, header) && write_fully(fd, body);
-    ok = ::close(fd) == 0 && ok;
-    if (ok) fs::rename(temp, path, ec);
-    if (!ok || ec) {
-        fs::remove(temp, ec);
-        return false;
-    }
+    if (!replace_cache_file(path.string(), header, body)) return false;
     if (written_header) *written_header = std::move(header);
     return true;
 }

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <random>
 
 #include "fetch/files.hpp"
 
@@ -90,22 +89,9 @@ bool save_name_index(const std::string& path, const SparseRepodata& rd, std::str
     h.file_size = index.size() + (decoded ? h.doc_size : 0);
     std::memcpy(index.data(), &h, sizeof h);
 
-    static thread_local std::mt19937_64 rng{std::random_device{}()};
-    std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return false;
-    bool ok = write_fully(fd, index) && (!decoded || write_fully(fd, rd.document()));
     // A decoded document is the only copy of what the records are read from: on disk before
     // the name is (an index alone is checked against the entry on every use).
-    if (ok && decoded) ok = ::fsync(fd) == 0;
-    ok = ::close(fd) == 0 && ok;
-    std::error_code ec;
-    if (ok) std::filesystem::rename(temp, path, ec);
-    if (!ok || ec) {
-        std::filesystem::remove(temp, ec);
-        return false;
-    }
-    return true;
+    return replace_cache_file(path, index, decoded ? rd.document() : std::string_view(), decoded);
 }
 
 std::optional<SparseRepodata> load_name_index(const std::string& path, std::string_view entry_header,
