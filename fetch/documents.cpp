@@ -22,6 +22,17 @@ std::string stat_stamp(const char* kind, const struct stat& st) {
            std::to_string(st.st_ino);
 }
 
+// Device, inode, size, and modification and change times to the nanosecond: any write changes
+// the change time, which no program can set back.
+std::string local_identity(const struct stat& st, const std::string& url) {
+    char identity[256];
+    std::snprintf(identity, sizeof identity, "local file dev %llu ino %llu size %llu mtime %lld.%09ld ctime %lld.%09ld\n",
+                  static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+                  static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec,
+                  static_cast<long long>(st.st_ctim.tv_sec), st.st_ctim.tv_nsec);
+    return identity + url + "\n";
+}
+
 std::string file_stamp(const std::string& file_url) {
     struct stat st{};
     if (::stat(file_url_path(file_url).c_str(), &st) != 0) return "file missing";
@@ -85,16 +96,11 @@ bool map_large_local_file(const DocumentRequest& request, const FetchContext& ct
     d.status = 200;
     d.data = std::move(mapped);
     // Files derived from it (a repodata name index) live in the cache, named after the path,
-    // and hold the file's identity: device, inode, size, and modification and change times to
-    // the nanosecond (any write changes the change time, which no program can set back).
+    // and hold the file's identity.
+    d.identity = local_identity(st, d.fetched_url);
     if (!ctx.cache_dir.empty()) {
         d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, "local-file").string();
-        char identity[256];
-        std::snprintf(identity, sizeof identity, "local file dev %llu ino %llu size %llu mtime %lld.%09ld ctime %lld.%09ld\n",
-                      static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
-                      static_cast<unsigned long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec,
-                      static_cast<long long>(st.st_ctim.tv_sec), st.st_ctim.tv_nsec);
-        d.cache_header = identity + d.fetched_url + "\n";
+        d.cache_header = d.identity;
         std::filesystem::create_directories(std::filesystem::path(d.cache_path).parent_path(), ec);
     }
     return true;
@@ -117,8 +123,14 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         if (is_file_url(d.fetched_url) && d.fetched_url.back() == '/') d.fetched_url += "index.html";
         // file:// needs no cache: the file is already local.
         bool local = is_file_url(d.fetched_url);
-        // Stamped before it is read: a file changed in between reads as changed next time.
-        if (local && ctx.read_log) log_read(ctx, requests[i], d, file_stamp(d.fetched_url));
+        // Stamped before it is read: a file changed in between reads as changed next time (and
+        // its records, kept under this identity, are not found next time either).
+        if (local) {
+            struct stat st{};
+            bool exists = ::stat(file_url_path(d.fetched_url).c_str(), &st) == 0;
+            if (ctx.read_log) log_read(ctx, requests[i], d, exists ? stat_stamp("file", st) : "file missing");
+            if (exists) d.identity = local_identity(st, d.fetched_url);
+        }
         if (local && map_large_local_file(requests[i], ctx, d)) continue;
         if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
         auto& entry = cached[i];
@@ -209,6 +221,8 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         }
         if (r.ok()) d.data = PaddedBuffer(std::move(r.body));   // JSON parser padding reserved
     }
+    for (auto& d : docs)
+        if (!is_file_url(d.fetched_url)) d.identity = d.cache_header;
     return docs;
 }
 

@@ -52,6 +52,10 @@ struct Document {
     // against. For a large file:// body mapped in place: a path in the cache named after the
     // file, and the file's identity (stat). Empty when there is nowhere to keep them.
     std::string cache_path, cache_header;
+    // What names these exact bytes: a local file's identity (device, inode, size, modification
+    // and change times) with its URL, or the cache entry's header (a random id per write).
+    // What is derived from the body (an index page's records) is kept under it. Empty: unknown.
+    std::string identity;
 
     std::string_view body() const { return data.view().substr(body_offset); }
     bool ok() const { return error.empty() && status >= 200 && status < 300; }

@@ -10,6 +10,7 @@
 
 #include "fetch/conda_repodata.hpp"
 #include "fetch/documents.hpp"
+#include "fetch/page_cache.hpp"
 #include "fetch/pypi_readers.hpp"
 #include "fetch/repodata_names.hpp"
 #include "fetch/sharded_repodata.hpp"
@@ -264,19 +265,20 @@ PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::s
     for (const auto& idx : sources.index_urls) require_local_root(trim_trailing_slashes(idx), ctx);
     PypiPages pages;
     pages.names = names;
+    pages.cache_dir = ctx.cache_dir;
     auto& pypi = pages.targets;
     for (size_t n = 0; n < names.size(); ++n) {
         const std::string normalized = normalize_project_name(names[n]);
         for (const auto& idx : sources.index_urls) {
             std::string root = trim_trailing_slashes(idx);
-            if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") pypi.push_back({n, root + "/" + normalized + "/json", Target::json_api});
-            else pypi.push_back({n, root + "/" + normalized + "/", Target::simple});
+            if (root.size() >= 5 && root.substr(root.size() - 5) == "/pypi") pypi.push_back({n, root + "/" + normalized + "/json", Target::json_api, 0, {}, {}});
+            else pypi.push_back({n, root + "/" + normalized + "/", Target::simple, 0, {}, {}});
         }
         for (const auto& fl : sources.find_links) {
             std::string mapped = ctx.mirrors.apply(fl);
             std::error_code ec;
-            if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({n, fl, Target::directory});
-            else pypi.push_back({n, fl, Target::find_links});
+            if (is_file_url(mapped) && fs::is_directory(file_url_path(mapped), ec)) pypi.push_back({n, fl, Target::directory, 0, {}, {}});
+            else pypi.push_back({n, fl, Target::find_links, 0, {}, {}});
         }
     }
     // Every page of every name at once; a find-links page asked for by several names is
@@ -325,23 +327,33 @@ std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages) {
         } else {
             const auto& d = pages.documents[p.document];
             if (!d.ok()) continue;
-            std::string page = redact_url(d.url);
-            switch (p.kind) {
-            case Target::json_api: found = parse_pypi_json(d.body(), page, name); break;
-            case Target::simple:
-                if (d.content_type.find("application/vnd.pypi.simple.v1+json") != std::string::npos) {
-                    found = parse_simple_json(d.body(), d.url, name);
-                } else {
+            const bool simple_json = d.content_type.find("application/vnd.pypi.simple.v1+json") != std::string::npos;
+            PageKey key{p.kind == Target::json_api ? "pypi-json"
+                        : p.kind == Target::simple ? (simple_json ? "simple-json" : "simple-html")
+                                                   : "find-links",
+                        d.url, name, d.identity};
+            if (auto kept = load_page_records(pages.cache_dir, key)) {
+                found = std::move(*kept);
+            } else {
+                std::string page = redact_url(d.url);
+                switch (p.kind) {
+                case Target::json_api: found = parse_pypi_json(d.body(), page, name); break;
+                case Target::simple:
+                    if (simple_json) {
+                        found = parse_simple_json(d.body(), d.url, name);
+                    } else {
+                        if (!looks_like_html(d.body()))
+                            throw InputError(page + ": expected a PEP 503 simple page (HTML links), got no HTML at all");
+                        found = parse_simple_html(d.body(), d.url, name);
+                    }
+                    break;
+                default:
                     if (!looks_like_html(d.body()))
-                        throw InputError(page + ": expected a PEP 503 simple page (HTML links), got no HTML at all");
-                    found = parse_simple_html(d.body(), d.url, name);
+                        throw InputError(page + ": expected a find-links page (HTML links), got no HTML at all");
+                    found = parse_find_links(d.body(), d.url, name);
+                    break;
                 }
-                break;
-            default:
-                if (!looks_like_html(d.body()))
-                    throw InputError(page + ": expected a find-links page (HTML links), got no HTML at all");
-                found = parse_find_links(d.body(), d.url, name);
-                break;
+                save_page_records(pages.cache_dir, key, found);
             }
         }
         auto& kept = out[p.name];

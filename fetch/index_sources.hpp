@@ -13,6 +13,7 @@
 // naming the URL; an index that is not what its format promises -> InputError (exit 2)
 // naming the URL and what was expected; offline and not cached -> EnvironmentError naming
 // every missing URL.
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,6 +100,7 @@ struct PypiPages {
     std::vector<std::string> names;
     std::vector<Target> targets;
     std::vector<Document> documents;
+    std::filesystem::path cache_dir;   // where each page's records are kept (fetch/page_cache)
 };
 PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx);
 std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages);
