@@ -20,7 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto w = wheel::WheelName::parse(input);
         auto v = pep440::Version::try_parse(w.version);
         property(v.has_value() && v->str() == w.version, "a wheel's version is normalized PEP 440", w.version);
-        (void)wheel::best_tag_rank(w, tags);
+        static const wheel::TagRanks ranks(tags);
+        int rank = wheel::best_tag_rank(w, tags);
+        property(ranks.best(w) == rank, "TagRanks::best(w) == best_tag_rank(w)", input);
     } catch (const Error&) {
     }
     (void)wheel::SdistName::try_parse(input);

@@ -18,7 +18,7 @@ ROOT=$PWD
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SHARED=${ENVLOCK_SHARED_DIR:-$ROOT/../shared}
 SNAP=$SHARED/snapshots
-TARGETS="pep440 pep508 conda_version matchspec filenames repodata pypi_json pypi_html requirements_txt
+TARGETS="pep440 pep508 conda_version matchspec filenames repodata pypi_json pypi_html page_records requirements_txt
   infer_docs setup_py lock target extract"
 
 usage() { echo "usage: scripts/fuzz.sh TARGET[,TARGET...]|all|list SECONDS   (targets: $(echo $TARGETS))" >&2; exit 2; }
@@ -67,12 +67,12 @@ JOBS=${FUZZ_JOBS:-1}
 SEED_ARG=""
 if [ -n "${FUZZ_SEED:-}" ]; then SEED_ARG="-seed=$FUZZ_SEED"; fi
 
-# Seeds first, one target after another: lock, target and extract share fuzz_seeds' output.
+# Seeds first, one target after another: lock, target, page_records and extract share fuzz_seeds' output.
 for t in $RUN; do
   seeds=$BUILD/seeds/$t
   rm -rf "$seeds"
   python3 scripts/fuzz_seed.py "$t" "$seeds" "$SHARED"
-  case $t in lock|target|extract)
+  case $t in lock|target|page_records|extract)
     if [ -x "$BUILD/fuzz/fuzz_seeds" ]; then "$BUILD/fuzz/fuzz_seeds" "$BUILD/seeds/generated" && cp "$BUILD/seeds/generated/$t/"* "$seeds/"; fi ;;
   esac
 done

@@ -26,6 +26,7 @@ TESTS = {
                   "tests/unit/pypi/snapshot_wheels_test.cpp"],
     "repodata": ["tests/unit/fetch/conda_repodata_test.cpp", "tests/unit/conda/repodata_test.cpp"],
     "pypi_json": ["tests/unit/fetch/pypi_readers_test.cpp", "tests/unit/fetch/index_list_test.cpp"],
+    "page_records": [],
     "pypi_html": ["tests/unit/fetch/pypi_readers_test.cpp", "tests/unit/fetch/index_list_test.cpp"],
     "requirements_txt": ["tests/unit/infer/requirements_txt_test.cpp", "tests/unit/infer/fixtures_*.hpp",
                          "tests/unit/infer/repo_*_test.cpp"],

@@ -1,6 +1,6 @@
 // fuzz_seeds DIR: writes the seeds that the tests build in code rather than keep as files,
 // made by the real writers (write_lock, target_to_yaml/json, libarchive): DIR/lock/*.yaml,
-// DIR/target/*, DIR/extract/* (a .tar.bz2 and a .conda package, a wheel-like zip, a tar.gz
+// DIR/target/*, DIR/page_records/* (what follows the key in a page-records file), DIR/extract/* (a .tar.bz2 and a .conda package, a wheel-like zip, a tar.gz
 // with a symlink and a hardlink). scripts/fuzz.sh runs it before seeding those corpora.
 #include <archive.h>
 #include <archive_entry.h>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fetch/page_cache.hpp"
 #include "resolver/lock/lock.hpp"
 #include "resolver/lock/target_io.hpp"
 
@@ -158,6 +159,28 @@ int main(int argc, char** argv) {
     write(dir / "target" / "full.yaml", target_to_yaml(t));
     write(dir / "target" / "full.json", target_to_json(t).dump(2));
     write(dir / "target" / "small.yaml", "platform: linux-64\nglibc: 2.31\ndriver-cuda: 12.0\ngpus: [{sm: sm_86}]\n");
+
+    {
+        // The part of a page-records file after its key: the count and the records (the fuzz
+        // target frames it with its own key and build id).
+        const fetch::PageKey key{"simple-html", "https://pypi.org/simple/torch/", "torch", "http {id}"};
+        IndexRecord r;
+        r.ecosystem = Ecosystem::pypi;
+        r.name = "torch";
+        r.version = "1.9.1+cu111";
+        r.filename = "torch-1.9.1+cu111-cp38-cp38-linux_x86_64.whl";
+        r.url = "https://download.pytorch.org/whl/cu111/" + r.filename;
+        r.sha256 = std::string(64, 'a');
+        r.requires_python = ">=3.6.2";
+        r.depends = {"typing-extensions"};
+        r.depends_known = false;
+        std::string head = fetch::page_records_bytes(key, {});
+        std::size_t at = head.size() - 16;
+        for (std::size_t n : {0, 1, 3}) {
+            std::string bytes = fetch::page_records_bytes(key, IndexRecords(n, r));
+            write(dir / "page_records" / (std::to_string(n) + ".bin"), bytes.substr(at, bytes.size() - at - 8));
+        }
+    }
 
     std::vector<Member> info = {{"info/index.json", R"({"name": "demo", "version": "1.0", "build": "0", "build_number": 0, "depends": []})"},
                                 {"info/paths.json", R"({"paths": [{"_path": "bin/demo", "path_type": "hardlink", "size_in_bytes": 5}], "paths_version": 1})"}};
