@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A conda-forge-sized channel beside BEVFormer (issue 21 items 3 and 5): `envlock resolve` with
 # the big channel served over loopback HTTP and read from the warm HTTP cache (not file://),
+# solving again each warm run (the resolve memo is removed first, so the lock is not simply kept),
 # and how time and peak RSS grow with the channel's size, each beside its peers in the same run:
 #   cat F >/dev/null              the read floor
 #   python3 json.load(F)          a plain JSON parse of the same file
@@ -81,6 +82,9 @@ for n in "${counts[@]}"; do
   walls=() rss=() base_walls=() base_rss=()
   same=yes
   for _ in $(seq "$runs"); do
+    # Without the resolve memo each warm run solves again over the warm HTTP cache (a memo
+    # would let it keep its current lock without loading the channel at all).
+    rm -rf "$cache/resolves" "$cache-base/resolves"
     read -r w r <<<"$(measure ./build/envlock $(args_for "$cache"))"
     walls+=("$w") rss+=("$r")
     cmp -s "$out/lock/envlock.yaml" "$out/lock-$n.yaml" || same=NO
