@@ -332,6 +332,9 @@ std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages) {
                         : p.kind == Target::simple ? (simple_json ? "simple-json" : "simple-html")
                                                    : "find-links",
                         d.url, name, d.identity};
+            // A page read with credentials in its URL is not kept: the cache would keep them (as
+            // the resolve memo is not written then).
+            if (strip_userinfo(d.url) != d.url) key.identity.clear();
             if (auto kept = load_page_records(pages.cache_dir, key)) {
                 found = std::move(*kept);
             } else {
@@ -353,6 +356,10 @@ std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages) {
                     found = parse_find_links(d.body(), d.url, name);
                     break;
                 }
+                for (auto& r : found) {
+                    r.index = index;
+                    strip_credentials(r);
+                }
                 save_page_records(pages.cache_dir, key, found);
             }
         }
@@ -360,7 +367,8 @@ std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages) {
         kept.reserve(kept.size() + found.size());
         for (auto& r : found) {
             r.index = index;
-            // No credential leaves this function inside a record (they would end up in the lock).
+            // No credential leaves this function inside a record (they would end up in the lock,
+            // and in the page records kept above).
             strip_credentials(r);
             kept.push_back(std::move(r));
         }

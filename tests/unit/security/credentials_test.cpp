@@ -59,6 +59,17 @@ TEST_CASE("a token in a requirements file's --index-url is used for the fetch bu
     CHECK_FALSE(planted(run.out));
     CHECK_FALSE(planted(run.err));
 
+    // Nor in the cache: what is kept there of the pages read (their records, fetch/page_cache)
+    // holds no token, nor does any other file.
+    size_t cache_files = 0;
+    for (const auto& e : fs::recursive_directory_iterator(c.dir / "cache")) {
+        if (!e.is_regular_file()) continue;
+        ++cache_files;
+        CAPTURE(e.path());
+        CHECK_FALSE(planted(read_file(e.path())));
+    }
+    CHECK(cache_files > 0);
+
     // The lock's content hash was made over the same stripped spec that `check` reads back.
     auto check = run_envlock({"check", (c.dir / "envlock.yaml").string()});
     CHECK_MESSAGE(check.exit_code == 0, check.err);
