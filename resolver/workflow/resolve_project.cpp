@@ -746,8 +746,8 @@ ResolveResult resolve_project(const ResolveOptions& o) {
                                "the lock may be short of what installing them pulls in");
     if (!allowed.empty()) {
         // The lock keeps the spec as the user wrote it; the requirement gone without is in it.
+        // Its content hash is already that spec's: in.content_hash was made before the removal.
         result.lock.spec = full_spec;
-        result.lock.content_hash = lock_content_hash(full_spec, result.lock.targets, result.lock.knowledge_version);
     }
     if (to_stdout) {
         result.lock_text = write_lock(result.lock);
