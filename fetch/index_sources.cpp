@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -321,9 +322,18 @@ std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages) {
     for (const auto& p : pages.targets) {
         const std::string& name = pages.names[p.name];
         const std::string index = redact_url(p.url);
+        // Where each record was found, and no credential inside one: they would end up in the
+        // lock, and in the page records kept below.
+        auto finish = [&](IndexRecords& records) {
+            for (auto& r : records) {
+                r.index = index;
+                strip_credentials(r);
+            }
+        };
         IndexRecords found;
         if (p.kind == Target::directory) {
             found = parse_find_links(p.listing, p.listing_base, name);
+            finish(found);
         } else {
             const auto& d = pages.documents[p.document];
             if (!d.ok()) continue;
@@ -356,22 +366,13 @@ std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages) {
                     found = parse_find_links(d.body(), d.url, name);
                     break;
                 }
-                for (auto& r : found) {
-                    r.index = index;
-                    strip_credentials(r);
-                }
+                finish(found);
                 save_page_records(pages.cache_dir, key, found);
             }
         }
+        // Kept records were finished before they were saved.
         auto& kept = out[p.name];
-        kept.reserve(kept.size() + found.size());
-        for (auto& r : found) {
-            r.index = index;
-            // No credential leaves this function inside a record (they would end up in the lock,
-            // and in the page records kept above).
-            strip_credentials(r);
-            kept.push_back(std::move(r));
-        }
+        kept.insert(kept.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
     }
     return out;
 }
