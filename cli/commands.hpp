@@ -4,6 +4,8 @@
 // thrown as envlock::Error and turned into a message and exit code by main.cpp.
 #include <CLI/CLI.hpp>
 
+#include "resolver/lock/lock.hpp"
+
 namespace envlock::cli {
 
 void add_resolve(CLI::App& app, int& exit_code);
@@ -21,6 +23,10 @@ void add_spec(CLI::App& app, int& exit_code);
 
 // `inspect` is split by topic: version/match/requirement/wheel (inspect_versions.cpp) and
 // gpu/driver/cuda/torch/advisories (inspect_knowledge.cpp).
+// What `run` does first, as uv run syncs: installs `lock` into `prefix` (progress and a
+// one-line summary on stderr). `python`: install --python. True when anything changed.
+bool sync_environment(const Lock& lock, const std::string& prefix, const std::string& python, bool offline);
+
 void add_inspect_versions(CLI::App& inspect, int& exit_code);
 void add_inspect_knowledge(CLI::App& inspect, int& exit_code);
 

@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 struct InstallFlags {
     std::string lock, prefix, target, cache_dir, link_mode = "hardlink";
     std::vector<std::string> mirrors;
+    std::string python;
     bool offline = false, repair = false, dry_run = false, quiet = false, compile = false, json = false;
     int jobs = 0;
 };
@@ -142,6 +143,30 @@ nlohmann::json result_json(const install::InstallResult& r, const fs::path& pref
 
 }  // namespace
 
+bool sync_environment(const Lock& lock, const std::string& prefix, const std::string& python, bool offline) {
+    fetch::CommandLineSettings settings;
+    settings.offline = offline;
+    install::InstallOptions o;
+    o.fetch = fetch::load_fetch_context(settings);
+    o.prefix = prefix;
+    o.command = "envlock run (install " + prefix + ")";
+    install::PythonStepOptions py;
+    py.python = python;
+    install::use_default_installers(o, py);
+    DownloadDisplay progress(lock, false);
+    o.say = [&progress](const std::string& line) {
+        progress.finish();
+        std::cerr << line << "\n";
+    };
+    o.fetch_progress = [&progress](const install::FetchProgress& p) { progress.update(p); };
+    install::InstallResult r = install::install_lock(lock, o);
+    progress.finish();
+    if (r.changed)
+        std::cerr << "envlock: installed " << r.plan.add.size() << ", removed " << r.plan.remove.size() << ", kept " << r.plan.keep
+                  << " packages in " << fs::absolute(o.prefix).lexically_normal().string() << "\n";
+    return r.changed;
+}
+
 void add_install(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("install", "Materialize envlock.yaml into a prefix (--repair fixes a broken one)");
     auto f = std::make_shared<InstallFlags>();
@@ -149,6 +174,7 @@ void add_install(CLI::App& app, int& exit_code) {
     cmd->add_option("--prefix", f->prefix, "where the environment goes (default .envlock/<target> beside the lock)");
     cmd->add_option("--target", f->target, "which of the lock's targets this machine is (default: the first)");
     cmd->add_flag("--offline", f->offline, "use the package cache only; name what is missing");
+    cmd->add_option("-p,--python", f->python, "a venv lock's base interpreter, X.Y or X.Y.Z (of the lock's Python; default: the first found)");
     cmd->add_option("-j,--jobs", f->jobs, "parallel downloads and extractions (default 8)")->check(CLI::PositiveNumber);
     cmd->add_flag("--repair", f->repair, "re-check every installed file; fix only what is missing, modified or foreign");
     cmd->add_flag("--dry-run", f->dry_run, "print what would change, and change nothing");
@@ -183,6 +209,7 @@ void add_install(CLI::App& app, int& exit_code) {
         o.command = "envlock install " + path + " --prefix " + o.prefix.string() + (f->repair ? " --repair" : "");
         install::PythonStepOptions python;
         python.compile = f->compile;
+        python.python = f->python;
         o.compile = f->compile;
         install::use_default_installers(o, python);
         const bool quiet = f->quiet || f->json || output_of(*cmd).quiet;   // `envlock -q install` too

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/shared_flags.hpp"
+#include "install/python_env.hpp"
 #include "resolver/lock/diff.hpp"
 #include "resolver/workflow/resolve_project.hpp"
 
@@ -67,6 +68,7 @@ nlohmann::json json_of(const ResolveResult& r, const LockDiff* diff) {
     j["reused"] = r.reused;   // the lock was current: proved again and kept, nothing solved
     j["content-hash"] = r.lock.content_hash;
     j["packages"] = r.lock.packages.size();
+    if (r.lock.python) j["python"] = {{"version", r.lock.python->version}, {"from", r.lock.python->from}};
     j["toolchain"] = {{"nvcc", r.lock.toolchain.nvcc}, {"gcc", r.lock.toolchain.gcc},
                       {"cuda-arch-list", r.lock.toolchain.cuda_arch_list}};
     nlohmann::json changes = nlohmann::json::array();
@@ -98,6 +100,8 @@ void add_resolve(CLI::App& app, int& exit_code) {
     cmd->add_option("-c,--channel", f->options.channels, "conda channel to add before the spec's (remembered in the spec); repeatable")->allow_extra_args(false);
     cmd->add_option("-i,--index-url", f->options.indexes, "PyPI index to add (remembered in the spec); repeatable")->allow_extra_args(false);
     cmd->add_option("-f,--find-links", f->options.find_links, "find-links page to add (remembered in the spec); repeatable")->allow_extra_args(false);
+    cmd->add_option("-p,--python", f->options.python,
+                    "the Python of a virtual-environment spec, X.Y or X.Y.Z (remembered in the spec; before .python-version and requires-python)");
     cmd->add_flag("--json", f->json, "print the result as JSON (keys as the lock spells them)");
     cmd->add_option("--target", f->targets, "target file from `envlock detect` (NAME=FILE to lock several machines); repeatable")->allow_extra_args(false);
     add_machine_flags(cmd, f->machine);
@@ -134,6 +138,12 @@ void add_resolve(CLI::App& app, int& exit_code) {
         o.knowledge_files = user_knowledge_files(f->knowledge_files);
         if (!f->cache_dir.empty()) o.fetch.cache_dir = f->cache_dir;
         if (f->jobs > 0) o.fetch.jobs = f->jobs;
+        // The interpreters this machine has, for a venv spec that names no exact Python.
+        o.interpreters = [] {
+            std::vector<std::string> versions;
+            for (const auto& b : install::find_interpreters(install::default_interpreter_dirs())) versions.push_back(b.version);
+            return versions;
+        };
 
         const Output out = output_of(*cmd_ref);
         o.verbose = out.verbose;   // an unsatisfiable spec: the full derivation, not one screen
@@ -169,13 +179,15 @@ void add_resolve(CLI::App& app, int& exit_code) {
                       << "\n  fix: " << w.fix << "\n  source: " << w.source << " [" << w.id << "]\n";
         if (out.quiet) return;
         if (diff) {
-            if (diff->empty()) info << "  lock unchanged\n";
+            if (diff->empty() && r.file_unchanged) info << "  lock unchanged\n";
+            else if (diff->empty()) info << "  packages unchanged; the lock's inputs changed, and it was written again\n";
             auto lines = describe(*diff);
             for (size_t i = 0; i < lines.size(); ++i) {
                 auto style = i < diff->packages.size() ? style_of(diff->packages[i].kind) : Output::Style::bold;
                 info << "  " << out.out(lines[i], style) << "\n";
             }
         } else {
+            if (r.lock.python) info << "  python " << r.lock.python->version << " (venv; " << r.lock.python->from << ")\n";
             for (const auto& p : r.lock.packages)
                 if (p.name == "torch" || p.name == "pytorch" || p.name == "mmcv-full" || p.name == "python")
                     info << "  " << p.name << " " << p.version << "\n";

@@ -300,6 +300,7 @@ void create_venv(const std::string& prefix, const BaseInterpreter& base) {
 std::string locked_python(const Lock& lock) {
     for (const auto& p : lock.packages)
         if (p.kind == Ecosystem::conda && p.name == "python") return p.version;
+    if (lock.python && !lock.python->version.empty()) return lock.python->version;   // the venv's, chosen by resolve
     auto digits_of = [](std::string v) {
         v.erase(0, std::min(v.size(), v.find_first_of("0123456789")));
         v = v.substr(0, v.find_first_not_of("0123456789."));

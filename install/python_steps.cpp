@@ -99,9 +99,17 @@ PackageInstaller source_installer(const PythonStepOptions& options) {
 VenvMaker venv_maker(const PythonStepOptions& options) {
     return [options](const Lock& lock, const fs::path& stage, const fs::path& prefix) {
         std::string version = locked_python(lock);
-        if (version.empty())
+        if (version.empty() && options.python.empty())
             throw InputError("lock: it has PyPI packages but names no Python version (no conda python, no spec python, "
-                             "no cpXY wheels); add `python: \"3.X\"` to its spec and resolve again");
+                             "no cpXY wheels); resolve again with --python X.Y");
+        if (!options.python.empty()) {
+            // Another patch of the lock's Python is the same environment; another minor is not.
+            auto minor_of = [](const std::string& v) { return v.substr(0, v.find('.', v.find('.') + 1)); };
+            if (!version.empty() && minor_of(options.python) != minor_of(version))
+                throw InputError("--python " + options.python + ": the lock was resolved for Python " + version +
+                                 "; resolve it for " + options.python + " first (envlock resolve --python " + options.python + ")");
+            version = options.python;
+        }
         auto dirs = options.interpreter_dirs.empty() ? default_interpreter_dirs() : options.interpreter_dirs;
         BaseInterpreter base = find_interpreter(version, dirs, options.probe_cache);
         create_venv(stage.string(), base);

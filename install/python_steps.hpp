@@ -14,6 +14,9 @@ struct PythonStepOptions {
     std::vector<std::string> interpreter_dirs;      // where base interpreters are looked for; empty: default_interpreter_dirs()
     fetch::Mirrors mirrors;                         // git sources are cloned through these (--mirror)
     std::string probe_cache;                        // where interpreter answers are kept; empty: ask every time
+    // install --python X.Y[.Z]: the venv's base interpreter (as uv's -p); it must be of the
+    // lock's Python, which the packages were chosen for. Empty: the lock's.
+    std::string python;
 };
 
 PackageInstaller wheel_installer(const PythonStepOptions& options = {});

@@ -7,9 +7,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "fetch/files.hpp"
+#include "install/installed.hpp"
+#include "install/python_env.hpp"
 #include "fetch/process.hpp"
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/specs/errors.hpp"
@@ -225,16 +230,173 @@ RunEnvironment run_environment(const std::string& prefix_in, const Lock* lock, c
         if (e.path().extension() == ".sh") scripts.push_back(e.path());
     std::sort(scripts.begin(), scripts.end());
     for (const auto& s : scripts) env.activate_scripts.push_back(s.string());
+    std::vector<fs::path> undo;
+    for (const auto& e : fs::directory_iterator(prefix / "etc/conda/deactivate.d", ec))
+        if (e.path().extension() == ".sh") undo.push_back(e.path());
+    std::sort(undo.begin(), undo.end());
+    for (const auto& s : undo) env.deactivate_scripts.push_back(s.string());
     return env;
 }
 
-std::string shell_hook(const RunEnvironment& env) {
-    std::string out;
+std::map<std::string, std::string> before_activation(std::map<std::string, std::string> current) {
+    auto listed = current.find("_ENVLOCK_VARS");
+    if (listed == current.end()) return current;
+    // Names separated by spaces (fish exports a list that way; its *PATH lists with colons, as PATH itself).
+    std::istringstream in(listed->second);
+    for (std::string k; in >> k;) {
+        if (auto old = current.find("_ENVLOCK_OLD_" + k); old != current.end()) current[k] = old->second;
+        else current.erase(k);
+    }
+    for (auto it = current.begin(); it != current.end();)
+        it = it->first.rfind("_ENVLOCK_", 0) == 0 ? current.erase(it) : std::next(it);
+    return current;
+}
+
+Shell parse_shell(const std::string& name) {
+    if (name == "bash") return Shell::bash;
+    if (name == "zsh") return Shell::zsh;
+    if (name == "fish") return Shell::fish;
+    if (name == "posix" || name == "sh" || name == "dash") return Shell::posix;
+    throw InputError("--shell " + name + ": expected bash, zsh, fish or posix");
+}
+
+namespace {
+
+// Every variable the hook touches, once, in order: those it sets, then those it unsets.
+std::vector<std::string> touched_vars(const RunEnvironment& env) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : env.set)
+        if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    for (const auto& k : env.unset)
+        if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    return out;
+}
+
+std::string fish_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\\' || c == '\'') out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
+std::vector<std::string> split_path(const std::string& p) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos <= p.size()) {
+        size_t end = p.find(':', pos);
+        if (end == std::string::npos) end = p.size();
+        if (end > pos) out.push_back(p.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    return out;
+}
+
+std::string posix_hook(const RunEnvironment& env) {
+    auto vars = touched_vars(env);
+    std::string out = "# envlock: " + env.prefix + "\n";
+    out += "if command -v envlock_deactivate >/dev/null 2>&1; then envlock_deactivate; fi\n";
+    // The values before this env, kept to put back: _ENVLOCK_OLD_X, absent when X was unset.
+    for (const auto& k : vars)
+        out += "if [ -n \"${" + k + "+x}\" ]; then export _ENVLOCK_OLD_" + k + "=\"$" + k + "\"; else unset _ENVLOCK_OLD_" + k + "; fi\n";
+    std::string names;
+    for (const auto& k : vars) names += (names.empty() ? "" : " ") + k;
+    out += "export _ENVLOCK_VARS=" + sh_quote(names) + "\n";
     for (const auto& k : env.unset) out += "unset " + k + "\n";
     for (const auto& [k, v] : env.set) out += "export " + k + "=" + sh_quote(v) + "\n";
-    for (const auto& s : env.activate_scripts) out += ". " + sh_quote(s) + "\n";
+    out += "envlock_deactivate() {\n";
+    for (const auto& sc : env.deactivate_scripts) out += "  . " + sh_quote(sc) + "\n";
+    for (const auto& k : vars)
+        out += "  if [ -n \"${_ENVLOCK_OLD_" + k + "+x}\" ]; then export " + k + "=\"$_ENVLOCK_OLD_" + k + "\"; else unset " + k +
+               "; fi; unset _ENVLOCK_OLD_" + k + "\n";
+    out += "  unset _ENVLOCK_VARS\n  unset -f envlock_deactivate\n  hash -r 2>/dev/null || true\n}\n";
+    for (const auto& sc : env.activate_scripts) out += ". " + sh_quote(sc) + "\n";
     out += "hash -r 2>/dev/null || true\n";
     return out;
+}
+
+std::string fish_hook(const RunEnvironment& env) {
+    auto vars = touched_vars(env);
+    auto value = [](const std::string& k, const std::string& v) {
+        if (k != "PATH") return fish_quote(v);
+        std::string list;   // fish's PATH is a list
+        for (const auto& part : split_path(v)) list += (list.empty() ? "" : " ") + fish_quote(part);
+        return list;
+    };
+    std::string out = "# envlock: " + env.prefix + "\n";
+    out += "functions -q envlock_deactivate; and envlock_deactivate\n";
+    for (const auto& k : vars)
+        out += "if set -q " + k + "; set -gx _ENVLOCK_OLD_" + k + " $" + k + "; else; set -e _ENVLOCK_OLD_" + k + "; end\n";
+    std::string names;
+    for (const auto& k : vars) names += " " + fish_quote(k);
+    out += "set -gx _ENVLOCK_VARS" + names + "\n";
+    for (const auto& k : env.unset) out += "set -e " + k + "\n";
+    for (const auto& [k, v] : env.set) out += "set -gx " + k + " " + value(k, v) + "\n";
+    out += "function envlock_deactivate\n";
+    for (const auto& k : vars)
+        out += "    if set -q _ENVLOCK_OLD_" + k + "; set -gx " + k + " $_ENVLOCK_OLD_" + k + "; else; set -e " + k + "; end; set -e _ENVLOCK_OLD_" +
+               k + "\n";
+    out += "    set -e _ENVLOCK_VARS\n    functions -e envlock_deactivate\nend\n";
+    // conda's activate.d scripts are POSIX shell: fish cannot source them.
+    for (const auto& sc : env.activate_scripts) out += "# not sourced (POSIX shell, not fish): " + sc + "\n";
+    return out;
+}
+
+}  // namespace
+
+std::string shell_hook(const RunEnvironment& env, Shell shell) {
+    return shell == Shell::fish ? fish_hook(env) : posix_hook(env);
+}
+
+std::string shell_hook_json(const RunEnvironment& env) {
+    nlohmann::json vars = nlohmann::json::object();
+    for (const auto& [k, v] : env.set) vars[k] = v;
+    nlohmann::json j = {{"prefix", env.prefix}, {"environment-variables", vars}, {"unset", env.unset},
+                        {"activate-scripts", env.activate_scripts}, {"deactivate-scripts", env.deactivate_scripts}};
+    return j.dump(2) + "\n";
+}
+
+bool environment_current(const std::string& prefix, const Lock& lock) {
+    std::optional<PrefixState> state;
+    try {
+        state = read_state(prefix);
+    } catch (const Error&) {
+        return false;   // a damaged record: install repairs it
+    }
+    if (!state) return false;
+    std::set<std::string> installed, wanted;
+    std::string venv;
+    for (const auto& p : state->packages) {
+        if (p.kind == "venv") venv = p.version;
+        else installed.insert(p.id);
+    }
+    for (const auto& p : lock.packages) wanted.insert(package_id(p));
+    if (installed != wanted) return false;
+    // A venv lock: the venv's base interpreter must be of the lock's Python.
+    std::string python = locked_python(lock);
+    bool has_conda_python = std::any_of(lock.packages.begin(), lock.packages.end(),
+                                        [](const LockedPackage& p) { return p.kind == Ecosystem::conda && p.name == "python"; });
+    if (!has_conda_python && !python.empty() && venv.rfind(python, 0) != 0) return false;
+    return true;
+}
+
+std::string missing_in_environment(const RunEnvironment& env, const std::vector<std::string>& argv) {
+    if (argv.empty()) return "";
+    const std::string& cmd = argv[0];
+    if (cmd.find('/') != std::string::npos) return "";
+    auto tool = [&](const std::string& stem) {
+        if (cmd.rfind(stem, 0) != 0) return false;
+        std::string rest = cmd.substr(stem.size());
+        return rest.empty() || std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+    };
+    if (!tool("pip") && !tool("python")) return "";
+    std::error_code ec;
+    if (fs::exists(fs::path(env.prefix) / "bin" / cmd, ec)) return "";
+    if (tool("pip"))
+        return cmd + ": the environment " + env.prefix + " has no pip (a venv gets none unless asked: `envlock install --seed`), "
+               "and the host's would install into another Python";
+    return cmd + ": the environment " + env.prefix + " has no " + cmd + ", and the host's is another Python";
 }
 
 int exec_in_environment(const RunEnvironment& env, const std::map<std::string, std::string>& parent,

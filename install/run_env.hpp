@@ -16,6 +16,7 @@ struct RunEnvironment {
     std::vector<std::pair<std::string, std::string>> set;     // in order
     std::vector<std::string> unset;
     std::vector<std::string> activate_scripts;                // absolute, in the order conda sources them
+    std::vector<std::string> deactivate_scripts;              // etc/conda/deactivate.d, in the order conda sources them
     std::vector<std::string> notes;                           // what could not be honoured, in words
 };
 
@@ -27,13 +28,41 @@ RunEnvironment run_environment(const std::string& prefix, const Lock* lock, cons
 // The process environment as a map (for `parent`).
 std::map<std::string, std::string> current_environment();
 
-// POSIX shell code that does the same in the calling shell: `eval "$(envlock shell-hook)"`.
-std::string shell_hook(const RunEnvironment& env);
+// The environment as it was before a shell-hook activation (`current` with the variables the hook
+// saved put back, and its own bookkeeping removed): what a second env is computed from, so
+// nothing of the first (its bin or its toolkit on PATH) carries over. `current` when none is active.
+std::map<std::string, std::string> before_activation(std::map<std::string, std::string> current);
+
+enum class Shell { posix, bash, zsh, fish };
+
+// "bash", "zsh", "fish", "posix" (sh, dash); InputError naming the ones there are otherwise.
+Shell parse_shell(const std::string& name);
+
+// Shell code that does the same in the calling shell: `eval "$(envlock shell-hook)"`, or
+// `envlock shell-hook --shell fish | source`. It first runs the deactivate of an env activated
+// before (so a second env never keeps the first one's CUDA_HOME or TORCH_CUDA_ARCH_LIST), saves
+// every variable it changes, and defines `envlock_deactivate`, which restores them (PATH,
+// CUDA_HOME, TORCH_CUDA_ARCH_LIST, CUDAARCHS, CC/CXX …), sources the env's deactivate.d scripts
+// (posix shells) and removes itself.
+std::string shell_hook(const RunEnvironment& env, Shell shell = Shell::posix);
+
+// The variables as pixi's `shell-hook --json` gives them: {"environment-variables": {NAME: value},
+// "unset": [...], "activate-scripts": [...], "prefix": ...}.
+std::string shell_hook_json(const RunEnvironment& env);
 
 // Replaces the process with `argv` run in `env` (through bash when activate.d scripts must be
 // sourced first). Returns only on failure, after saying why on stderr: 127 when the command is not found, 126 when it cannot run.
 int exec_in_environment(const RunEnvironment& env, const std::map<std::string, std::string>& parent,
                         const std::vector<std::string>& argv);
+
+// Whether the prefix holds exactly what `lock` installs (its recorded packages, by package_id,
+// and a venv of the lock's Python): what `run` checks before it runs anything, as uv run syncs.
+bool environment_current(const std::string& prefix, const Lock& lock);
+
+// A command that must come from the environment itself (pip, pip3, pip3.X, python, python3 …)
+// and that the prefix's bin/ does not have: run would otherwise fall through to the host's,
+// which installs into the wrong Python. The message says so and how to get one; "" otherwise.
+std::string missing_in_environment(const RunEnvironment& env, const std::vector<std::string>& argv);
 
 // TORCH_CUDA_ARCH_LIST as CMake's CUDAARCHS (which seeds CMAKE_CUDA_ARCHITECTURES), for builds
 // that do not go through torch: "8.6;9.0+PTX" -> "86-real;90" (X.Y is SASS only, XY-real; X.Y+PTX

@@ -112,7 +112,11 @@ struct Inference {
     static void add_unique(std::vector<std::string>& list, const std::string& value);
     void requirement(const SpecRequirement& r);
     void note(const std::string& kind, const std::string& text, const std::string& why, const Provenance& from);
-    void python(const std::string& constraint, const Provenance& from);
+    // A Python version the repo states. Packaging metadata and a python image's tag constrain
+    // whatever Python the env gets (either ecosystem: a venv's interpreter, or conda's python);
+    // prose passes "conda", as before.
+    void python(const std::string& constraint, const Provenance& from, const std::string& ecosystem = "");
+    void python_version_file();   // .python-version (uv, pyenv): the venv's interpreter
     // A git source (deduplicated by URL); returns its index in spec.sources.
     std::size_t source(const std::string& url, const std::string& source_name, const std::string& rev, const Provenance& from);
     // One requirement or location from a requirements file, environment.yml or pip command line.

@@ -96,7 +96,6 @@ void Inference::base_image(const std::string& args, const Provenance& from) {
     } else if (repo_name == "python" || ends_with(repo_name, "/python")) {
         static const std::regex python_tag(R"(^(\d+\.\d+))");
         if (std::regex_search(tag, m, python_tag)) {
-            if (spec.python.empty()) spec.python = m[1].str();
             python(m[1].str(), from);
         }
     }

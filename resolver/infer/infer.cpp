@@ -53,13 +53,45 @@ void Inference::note(const std::string& kind, const std::string& text, const std
     spec.notes.push_back({kind, text.empty() ? std::string("(empty)") : utf8::valid(text), utf8::valid(why), from});
 }
 
-void Inference::python(const std::string& constraint, const Provenance& from) {
-    if (spec.python.empty()) spec.python = constraint;
+void Inference::python(const std::string& constraint, const Provenance& from, const std::string& ecosystem) {
+    if (spec.python.empty()) {
+        spec.python = constraint;
+        spec.python_from = from;
+    }
     std::string text = "python";
     for (char c : constraint)
         if (c != ' ') text += c;
     if (!constraint.empty() && std::isdigit(static_cast<unsigned char>(constraint[0]))) text = "python=" + constraint;
-    requirement({text, "conda", from});
+    requirement({text, ecosystem, from});
+}
+
+// uv and pyenv read the interpreter from .python-version: its first line that is not a comment,
+// "3.12", "3.12.4" or "cpython-3.12" / "cpython@3.12". It comes before requires-python (uv's order).
+void Inference::python_version_file() {
+    const std::string* text = repo.get(".python-version");
+    if (!text) return;
+    std::istringstream in(*text);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        auto begin = line.find_first_not_of(" \t\r");
+        if (begin == std::string::npos || line[begin] == '#') continue;
+        std::string v = line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin);
+        for (const char* prefix : {"cpython-", "cpython@", "python", "py"})
+            if (starts_with(lowercase(v), prefix) && v.size() > std::string(prefix).size() &&
+                std::isdigit(static_cast<unsigned char>(v[std::string(prefix).size()])))
+                v = v.substr(std::string(prefix).size());
+        bool ok = !v.empty() && std::isdigit(static_cast<unsigned char>(v.front())) && std::isdigit(static_cast<unsigned char>(v.back())) &&
+                  v.find('.') != std::string::npos &&
+                  v.find_first_not_of("0123456789.") == std::string::npos && v.find("..") == std::string::npos;
+        if (!ok) {
+            note("ignored", line, "not a CPython version envlock can use (expected 3.12 or 3.12.4)", {".python-version", n});
+            return;
+        }
+        spec.python = v;
+        spec.python_from = {".python-version", n};
+        used(".python-version");
+        return;
+    }
 }
 
 std::size_t Inference::source(const std::string& url, const std::string& source_name, const std::string& rev, const Provenance& from) {
@@ -303,7 +335,10 @@ void Inference::environment_file(const std::string& path, const Provenance& via)
     if (!nodefaults) implied_defaults = true;
     for (const auto& r : env.conda) {
         if (starts_with(r.text, "python=") || starts_with(r.text, "python ")) {
-            if (spec.python.empty()) spec.python = r.text.substr(r.text.find_first_not_of("= ", 6));
+            if (spec.python.empty()) {
+                spec.python = r.text.substr(r.text.find_first_not_of("= ", 6));
+                spec.python_from = r.from;
+            }
         }
         requirement(r);
     }
@@ -484,6 +519,7 @@ Spec infer_spec(const RepoFiles& given, const std::string& name) {
     inf.unpinned_sources();
     inf.openmmlab_templates();
     inf.prose_versions(docs);
+    inf.python_version_file();
     // Implied defaults come last: every channel a command named explicitly ranks above them.
     if (inf.implied_defaults && std::find(inf.spec.channels.begin(), inf.spec.channels.end(), "defaults") == inf.spec.channels.end())
         inf.spec.channels.push_back("defaults");

@@ -70,7 +70,7 @@ void Inference::prose_versions(const std::vector<std::string>& docs) {
             }
             if (!has_python && std::regex_search(line, m, python_re)) {
                 std::string o = pep440_op(m[1].str());
-                python(o == "==" ? m[2].str() : o + m[2].str(), {doc, n});
+                python(o == "==" ? m[2].str() : o + m[2].str(), {doc, n}, "conda");
                 note("prose", "python" + o + m[2].str(), "read from the install doc's prose (no command pins Python): \"" + trimmed(line) + "\"",
                      {doc, n});
                 has_python = true;

@@ -27,7 +27,8 @@ bool wanted(const std::string& rel, const std::string& filename) {
     auto name = lower(filename);
     if (ends_with(name, ".cu")) return true;
     if (name == "setup.py" || name == "setup.cfg" || name == "pyproject.toml" || name == "make.sh") return true;
-    if (rel == ".gitmodules") return true;   // submodules a checkout without --recursive lacks
+    if (rel == ".gitmodules") return true;
+    if (rel == ".python-version") return true;   // the interpreter uv and pyenv use   // submodules a checkout without --recursive lacks
     if (name == "environment.yml" || name == "environment.yaml") return true;
     if (starts_with(name, "requirements") && ends_with(name, ".txt")) return true;
     // requirements/*.txt at any depth: mmdetection3d keeps its runtime pins there.

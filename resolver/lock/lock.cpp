@@ -231,11 +231,18 @@ std::string write_lock(const Lock& lock) {
         for (const auto& [path, hex] : lock.inferred_sha256) out << YAML::Key << path << YAML::Value << hex;
         out << YAML::EndMap;
     }
+    if (!lock.spec_file.empty()) out << YAML::Key << "spec-file" << YAML::Value << YAML::DoubleQuoted << lock.spec_file;
     out << YAML::Key << "spec" << YAML::Value;
     emit_spec(out, lock.spec);
     out << YAML::Key << "targets" << YAML::Value << YAML::BeginMap;
     for (const auto& t : lock.targets) out << YAML::Key << t.name << YAML::Value << YAML::Load(target_to_yaml(t.target));
     out << YAML::EndMap;
+    if (lock.python) {
+        out << YAML::Key << "python" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "version" << YAML::Value << YAML::DoubleQuoted << lock.python->version;
+        emit_string(out, "from", lock.python->from);
+        out << YAML::EndMap;
+    }
     const LockedToolchain& tc = lock.toolchain;
     if (!tc.nvcc.empty() || !tc.gcc.empty() || !tc.cuda_arch_list.empty() || !tc.notes.empty()) {
         out << YAML::Key << "toolchain" << YAML::Value << YAML::BeginMap;
@@ -301,10 +308,12 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
         lock.content_hash = str_of(root["content-hash"]);
         lock.knowledge_version = str_of(root["knowledge-version"]);
         lock.checkout = str_of(root["checkout"]);
+        lock.spec_file = str_of(root["spec-file"]);
         for (const auto& kv : root["inferred-from-sha256"]) lock.inferred_sha256[kv.first.as<std::string>()] = kv.second.as<std::string>();
         lock.spec = spec_from_yaml(root["spec"], file);
         for (const auto& kv : root["targets"])
             lock.targets.push_back({kv.first.as<std::string>(), target_from_yaml(kv.second, name)});
+        if (const auto py = root["python"]) lock.python = LockedPython{str_of(py["version"]), str_of(py["from"])};
         if (const auto tc = root["toolchain"]) {
             lock.toolchain.nvcc = str_of(tc["nvcc"]);
             lock.toolchain.nvcc_from = str_of(tc["nvcc-from"]);
@@ -357,11 +366,13 @@ nlohmann::json lock_to_json(const Lock& lock) {
     j["content-hash"] = lock.content_hash;
     j["knowledge-version"] = lock.knowledge_version;
     j["checkout"] = lock.checkout;
+    j["spec-file"] = lock.spec_file;
     j["inferred-from-sha256"] = lock.inferred_sha256;
     j["spec"] = spec_to_json(lock.spec);
     j["targets"] = json::array();
     // The YAML the lock itself holds, read back by the lock's own target reader.
     for (const auto& t : lock.targets) j["targets"].push_back({t.name, target_to_yaml(t.target)});
+    if (lock.python) j["python"] = {lock.python->version, lock.python->from};
     const LockedToolchain& tc = lock.toolchain;
     j["toolchain"] = {tc.nvcc, tc.nvcc_from, tc.gcc, tc.gcc_from, tc.cuda_arch_list, tc.notes};
     j["packages"] = json::array();
@@ -388,10 +399,12 @@ Lock lock_from_json(const nlohmann::json& j) {
     lock.content_hash = j.at("content-hash").get<std::string>();
     lock.knowledge_version = j.at("knowledge-version").get<std::string>();
     lock.checkout = j.at("checkout").get<std::string>();
+    lock.spec_file = j.at("spec-file").get<std::string>();
     lock.inferred_sha256 = j.at("inferred-from-sha256").get<std::map<std::string, std::string>>();
     lock.spec = spec_from_json(j.at("spec"), "resolve memo");
     for (const auto& t : j.at("targets"))
         lock.targets.push_back({t.at(0).get<std::string>(), target_from_text(t.at(1).get<std::string>(), "resolve memo")});
+    if (j.contains("python")) lock.python = LockedPython{j.at("python").at(0).get<std::string>(), j.at("python").at(1).get<std::string>()};
     const auto& tc = j.at("toolchain");
     lock.toolchain = {tc.at(0).get<std::string>(), tc.at(1).get<std::string>(), tc.at(2).get<std::string>(),
                       tc.at(3).get<std::string>(), tc.at(4).get<std::string>(), tc.at(5).get<std::vector<std::string>>()};
@@ -456,6 +469,20 @@ std::string set_verified(std::string_view yaml_text, const LockVerified& verifie
     emit_verified(out, verified);
     out << YAML::EndMap;
     return text + out.c_str() + "\n";
+}
+
+}  // namespace envlock
+
+namespace envlock {
+
+std::string lock_python_version(const Lock& lock) {
+    for (const auto& p : lock.packages)
+        if (p.kind == Ecosystem::conda && p.name == "python") return p.version;
+    if (lock.python && !lock.python->version.empty()) return lock.python->version;
+    // An older venv lock: the spec's bare version ("3.8"), which its solve used.
+    const std::string& py = lock.spec.python;
+    bool bare = !py.empty() && std::all_of(py.begin(), py.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+    return bare ? py : "";
 }
 
 }  // namespace envlock

@@ -88,6 +88,13 @@ struct LockVerified {
     std::vector<std::string> failed;   // names of the checks that failed
 };
 
+// The interpreter a virtual-environment lock (no conda python) was solved for, and why that one:
+// "--python", ".python-version:1", or the newest Python found that every requirement allows.
+struct LockedPython {
+    std::string version;   // "3.12"
+    std::string from;
+};
+
 struct NamedTarget {
     std::string name;      // "default", "lab-3090" …
     Target target;
@@ -101,8 +108,12 @@ struct Lock {
     // and the sha256 of each inferred-from file then, so `check` sees the docs change.
     std::string checkout;
     std::map<std::string, std::string> inferred_sha256;
+    // When the spec came from a spec file (`envlock resolve spec.yaml`): that file, relative to
+    // the lock's folder, so a re-resolve of the folder reads it again and says so.
+    std::string spec_file;
     Spec spec;
     std::vector<NamedTarget> targets;
+    std::optional<LockedPython> python;   // a venv lock's interpreter; none when conda provides python
     LockedToolchain toolchain;
     std::vector<LockedPackage> packages;   // sorted by name, then kind
     std::vector<LockedDecision> decisions;
@@ -128,6 +139,10 @@ std::string set_verified(std::string_view yaml_text, const LockVerified& verifie
 // made from. Not a user-facing format; read_lock stays the validating reader.
 nlohmann::json lock_to_json(const Lock& lock);
 Lock lock_from_json(const nlohmann::json& j);   // throws nlohmann::json::exception or InputError when malformed
+
+// The Python the lock's markers and Requires-Python are read for: its conda python's version,
+// else the venv interpreter it records, else the spec's bare version ("3.8"); "" when none.
+std::string lock_python_version(const Lock& lock);
 
 // The embedded schemas/envlock.schema.json.
 std::string_view lock_schema_text();

@@ -57,6 +57,9 @@ struct Spec {
     std::string name;
     std::vector<std::string> inferred_from;
     std::string python;                    // interpreter constraint as documented: "3.8", ">=3.6"
+    // Where `python` came from: ".python-version:1", "pyproject.toml:5", "--python" (resolve's
+    // flag, remembered) …; empty for a hand-written spec.
+    Provenance python_from;
     std::vector<std::string> channels;     // conda channels, in priority order
     // conda's `channel_priority` (conda's configuration docs): "strict", "flexible" or
     // "disabled"; "" = strict. Remembered from `resolve --channel-priority`.

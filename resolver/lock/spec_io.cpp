@@ -149,6 +149,7 @@ void emit_spec(YAML::Emitter& out, const Spec& spec) {
     string_list(out, "inferred-from", spec.inferred_from);
     if (!spec.python.empty()) {
         out << YAML::Key << "python" << YAML::Value << YAML::DoubleQuoted << spec.python;
+        keyed(out, "python-from", format_provenance(spec.python_from));
     }
     string_list(out, "channels", spec.channels);
     if (!spec.channel_priority.empty()) keyed(out, "channel-priority", spec.channel_priority);
@@ -351,12 +352,13 @@ Spec spec_from_yaml(const YAML::Node& node, std::string_view file) {
     Reader rd{std::string(file)};
     if (!node.IsMap()) rd.fail(node, "spec", "expected a map");
     rd.only_keys(node, "spec",
-                 {"name", "inferred-from", "python", "channels", "channel-priority", "indexes", "find-links", "requirements", "sources",
+                 {"name", "inferred-from", "python", "python-from", "channels", "channel-priority", "indexes", "find-links", "requirements", "sources",
                   "extensions", "env", "allow-advisories", "allow-missing", "uses", "notes", "contradictions"});
     Spec spec;
     if (auto n = node["name"]) spec.name = rd.string(n, "spec.name");
     if (auto n = node["inferred-from"]) spec.inferred_from = rd.strings(n, "spec.inferred-from");
     if (auto n = node["python"]) spec.python = rd.string(n, "spec.python");
+    if (auto n = node["python-from"]) spec.python_from = parse_provenance(rd.string(n, "spec.python-from"));
     if (auto n = node["channels"]) spec.channels = rd.strings(n, "spec.channels");
     if (auto n = node["channel-priority"]) {
         spec.channel_priority = rd.string(n, "spec.channel-priority");
@@ -539,6 +541,7 @@ nlohmann::json spec_to_json(const Spec& spec) {
     j["name"] = spec.name;
     j["inferred-from"] = spec.inferred_from;
     j["python"] = spec.python;
+    j["python-from"] = format_provenance(spec.python_from);
     j["channels"] = spec.channels;
     if (!spec.channel_priority.empty()) j["channel-priority"] = spec.channel_priority;
     j["indexes"] = spec.indexes;
@@ -585,6 +588,7 @@ Spec spec_from_json(const nlohmann::json& j, std::string_view file) {
     spec.name = rd.string(j, "name", "spec");
     spec.inferred_from = rd.strings(j, "inferred-from", "spec");
     spec.python = rd.string(j, "python", "spec");
+    spec.python_from = parse_provenance(rd.string(j, "python-from", "spec"));
     spec.channels = rd.strings(j, "channels", "spec");
     spec.channel_priority = rd.string(j, "channel-priority", "spec");
     if (!spec.channel_priority.empty() && !valid_channel_priority(spec.channel_priority))

@@ -134,22 +134,45 @@ struct Checker {
             if (!dist.empty()) by_dist[dist].push_back(&r);
         }
         for (const auto& t : in.targets) virtuals.push_back(virtual_packages(t.target));
-        // Extras a chosen package asks of another ("mmdet[tracking]" in a Requires-Dist).
-        for (const auto& r : chosen) {
-            if (r.ecosystem == Ecosystem::conda) continue;
-            for (const auto& d : r.depends) {
-                try {
-                    auto req = pep508::Requirement::parse(d);
-                    for (const auto& e : req.extras) extras_asked[req.normalized_name].insert(pep508::normalize_name(e));
-                } catch (const InputError&) {
-                }
-            }
-        }
         if (!python.empty()) {
             std::string platform = in.targets.front().target.platform.empty() ? "linux-64" : in.targets.front().target.platform;
             try {
                 env = pep508::MarkerEnv::for_target(python, platform);
             } catch (const InputError&) {
+            }
+        }
+        collect_extras();
+    }
+
+    // The extras asked of each project: by the spec's requirements, and by the Requires-Dist
+    // lines of chosen packages that apply, given the extras asked of those packages in turn
+    // (attrs asks attrs[tests] only under its own extra "cov"; nobody asking for cov, tests is
+    // not asked either). Until nothing more is asked.
+    void collect_extras() {
+        for (const auto& r : in.spec.requirements) {
+            if (r.ecosystem == "conda") continue;
+            try {
+                auto req = pep508::Requirement::parse(r.text);
+                if (!applies(req)) continue;
+                for (const auto& e : req.extras) extras_asked[req.normalized_name].insert(pep508::normalize_name(e));
+            } catch (const InputError&) {
+            }
+        }
+        for (bool more = true; more;) {
+            more = false;
+            for (const auto& r : chosen) {
+                if (r.ecosystem == Ecosystem::conda) continue;
+                std::set<std::string> own;
+                if (auto it = extras_asked.find(dist_of(r)); it != extras_asked.end()) own = it->second;
+                for (const auto& d : r.depends) {
+                    try {
+                        auto req = pep508::Requirement::parse(d);
+                        if (req.extras.empty() || !applies(req, own)) continue;
+                        for (const auto& e : req.extras)
+                            more |= extras_asked[req.normalized_name].insert(pep508::normalize_name(e)).second;
+                    } catch (const InputError&) {
+                    }
+                }
             }
         }
     }

@@ -224,6 +224,9 @@ std::map<std::string, std::vector<std::string>> python_releases(const SolveInput
             if (r.name == "python") out[major_minor(r.version)].push_back(r.version);
         if (!out.empty() && input.channel_priority == ChannelPriority::strict) break;
     }
+    // No conda python: the interpreters a venv may be built on stand in for the releases.
+    if (out.empty())
+        for (const auto& v : input.venv_pythons) out[major_minor(v)].push_back(v);
     return out;
 }
 
@@ -459,6 +462,12 @@ SolveOutcome solve(const SolveInput& input) {
             }
         }
         finish_toolchain(sp, chosen, lock.toolchain);
+        // A venv: no conda python among the chosen, so the lock names the interpreter it was
+        // solved for (the caller says where that choice came from).
+        bool conda_python_chosen = std::any_of(chosen.begin(), chosen.end(), [](const Candidate* c) {
+            return c->kind == CandKind::conda && c->record.name == "python";
+        });
+        if (needs_python && !conda_python_chosen) lock.python = LockedPython{releases.count(minor) ? ctx.python_full : minor, ""};
         lock.decisions = decisions_that_mattered(sp, jobs, chosen);
         std::sort(lock.packages.begin(), lock.packages.end(), [](const LockedPackage& x, const LockedPackage& y) {
             if (x.name != y.name) return x.name < y.name;

@@ -42,6 +42,10 @@ struct SolveInput {
     // lock_content_hash(spec, targets, knowledge.version) when the caller has made it already
     // (a re-resolve checks it against the previous lock first); empty: the solve makes it.
     std::string content_hash;
+    // A virtual-environment spec (no channel offers python): the interpreter versions it may be
+    // built on ("3.12", "3.11"), the caller's choice or what the target has. Tried newest first
+    // among those the spec's python constraints allow; the first that solves is the lock's.
+    std::vector<std::string> venv_pythons;
 };
 
 struct SolveOutcome {

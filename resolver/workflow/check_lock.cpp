@@ -1,6 +1,7 @@
 #include "resolver/workflow/check_lock.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "resolver/solve/self_check.hpp"
@@ -87,15 +88,15 @@ std::vector<std::string> incomplete_entries(const Lock& lock) {
 
 std::vector<std::string> unprovided_names(const Lock& lock) {
     std::set<std::string> conda, pypi;
-    std::string python = "3.8";
+    // The lock's Python decides the markers: its conda python, or the venv's interpreter.
+    std::string python = lock_python_version(lock);
+    if (python.empty()) python = "3.8";
     std::string platform = lock.targets.empty() || lock.targets.front().target.platform.empty()
                                ? "linux-64" : lock.targets.front().target.platform;
     for (const auto& p : lock.packages) {
         if (p.kind == Ecosystem::conda) conda.insert(p.name);
         pypi.insert(pep508::normalize_name(p.name));
-        if (p.name == "python") python = p.version;
     }
-    // Python comes from conda or from the system; the lock's Python decides the markers.
     pep508::MarkerEnv env = pep508::MarkerEnv::for_target(python, platform);
     auto provided = [&](const std::string& name) {
         std::string n = pep508::normalize_name(name);
@@ -167,7 +168,8 @@ std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::
                }),
                reqs.end());
     std::vector<IndexRecord> chosen;
-    std::string python;
+    // A venv lock's Python is its base interpreter's version (lock.python), not a conda package.
+    std::string python = lock_python_version(lock);
     for (const auto& p : lock.packages) {
         IndexRecord r;
         r.ecosystem = p.kind;
@@ -189,11 +191,38 @@ std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::
             r.git = p.url;
             r.rev = p.rev;
         }
-        if (p.kind == Ecosystem::conda && p.name == "python") python = p.version;
         chosen.push_back(std::move(r));
     }
     std::vector<std::string> out;
     for (const auto& v : self_check(in, knowledge, chosen, python)) out.push_back(v.requirement + ": " + v.found);
+    return out;
+}
+
+namespace {
+
+// The inferred-from files that changed in a way that changes the spec: a README paragraph
+// outside its install sections changes the file's hash but not what is read from it.
+std::vector<std::string> changed_inputs_that_matter(const Lock& lock, const std::string& lock_dir) {
+    auto changed = changed_inputs(lock, lock_dir);
+    if (changed.empty()) return changed;
+    std::filesystem::path root = std::filesystem::path(lock_dir.empty() ? "." : lock_dir) / (lock.checkout.empty() ? "." : lock.checkout);
+    try {
+        Spec fresh = reinferred(root.string(), lock.spec);
+        if (spec_to_yaml_text(without_lines(fresh)) == spec_to_yaml_text(without_lines(lock.spec))) changed.clear();
+    } catch (const std::exception&) {
+        // An unreadable checkout: the changed files are named as they are.
+    }
+    return changed;
+}
+
+}  // namespace
+
+std::vector<std::string> stale_reasons(const Lock& lock, const std::string& lock_dir, const knowledge::Knowledge& knowledge) {
+    std::vector<std::string> out;
+    if (lock_content_hash(lock.spec, lock.targets, knowledge.version) != lock.content_hash)
+        out.push_back(lock.knowledge_version != knowledge.version ? "the knowledge base changed since it was resolved"
+                                                                  : "the spec or targets were edited since it was resolved");
+    for (const auto& f : changed_inputs_that_matter(lock, lock_dir)) out.push_back(f + " changed since the spec was read from it");
     return out;
 }
 
@@ -206,7 +235,7 @@ std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock
         auto proof = self_check_problems(lock, knowledge);
         out.insert(out.end(), proof.begin(), proof.end());
     }
-    for (const auto& f : changed_inputs(lock, lock_dir))
+    for (const auto& f : changed_inputs_that_matter(lock, lock_dir))
         out.push_back(f + ": changed since the spec was inferred from it (run `envlock resolve` to read it again)");
     return out;
 }

@@ -23,6 +23,10 @@ std::vector<std::string> unprovided_names(const Lock& lock);
 // re-checked (the lock does not carry the records a channel did not contribute).
 std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::Knowledge& knowledge);
 
+// Why the lock is behind its inputs: its spec, targets or knowledge base changed since it was
+// resolved (the content hash), or files the spec was read from changed. Empty: current.
+std::vector<std::string> stale_reasons(const Lock& lock, const std::string& lock_dir, const knowledge::Knowledge& knowledge);
+
 // Everything above, plus the inferred-from files (read relative to `lock_dir`) that changed.
 std::vector<std::string> lock_problems(const Lock& lock, const std::string& lock_dir, const knowledge::Knowledge& knowledge);
 

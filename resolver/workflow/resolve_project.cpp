@@ -109,6 +109,99 @@ std::string python_of(const Spec& spec) {
     return "";
 }
 
+bool bare_version(const std::string& v) {
+    return !v.empty() && std::isdigit(static_cast<unsigned char>(v[0])) &&
+           std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }) &&
+           v.back() != '.';
+}
+
+// The spec's constraints on Python, each as a conda MatchSpec ("python >=3.9") with the words
+// that name it for a user ("requires-python >=3.9 (pyproject.toml:4)").
+std::vector<std::pair<std::string, conda::MatchSpec>> python_constraints(const Spec& spec) {
+    std::vector<std::pair<std::string, conda::MatchSpec>> out;
+    for (const auto& r : spec.requirements) {
+        if (r.text.substr(0, r.text.find_first_of(" =<>!~[;@")) != "python") continue;
+        std::string where = format_provenance(r.from);
+        std::string said = r.text + (where.empty() ? "" : " (" + where + ")");
+        try {
+            if (r.ecosystem != "conda") {
+                auto req = pep508::Requirement::parse(r.text);
+                out.emplace_back(said, conda::MatchSpec::parse("python " + (req.specifier.empty() ? std::string("*") : req.specifier.str())));
+                continue;
+            }
+        } catch (const InputError&) {
+        }
+        try {
+            out.emplace_back(said, conda::MatchSpec::parse(r.text));
+        } catch (const InputError&) {
+        }
+    }
+    if (!spec.python.empty()) {
+        std::string where = format_provenance(spec.python_from);
+        std::string said = "python " + spec.python + (where.empty() ? "" : " (" + where + ")");
+        out.emplace_back(said, conda::MatchSpec::parse("python " + (bare_version(spec.python) ? spec.python + ".*" : spec.python)));
+    }
+    return out;
+}
+
+bool python_allowed(const std::vector<std::pair<std::string, conda::MatchSpec>>& constraints, const std::string& version) {
+    auto v = conda::Version::try_parse(version);
+    return v && std::all_of(constraints.begin(), constraints.end(), [&](const auto& c) { return c.second.matches_version(*v); });
+}
+
+std::string major_minor_of(const std::string& version) {
+    auto first = version.find('.');
+    auto second = first == std::string::npos ? std::string::npos : version.find('.', first + 1);
+    return version.substr(0, second);
+}
+
+// The Python a venv spec is solved for, in uv's order: --python (already in the spec), an exact
+// version the spec names (.python-version, a Dockerfile's FROM python:X.Y, by hand), the previous
+// lock's when the spec still allows it, else the interpreters this machine has that the spec's
+// constraints (requires-python) allow, newest first; the solve takes the first under which
+// every package's Requires-Python holds. Refused here, before any index is read, when none is left.
+struct PythonChoice {
+    std::vector<std::string> versions;   // to try, as the solve's venv_pythons
+    std::string from;                    // where the choice comes from, for the lock
+};
+
+PythonChoice choose_venv_python(const Spec& spec, const std::optional<Lock>& previous, const ResolveOptions& o) {
+    PythonChoice choice;
+    if (bare_version(spec.python)) {
+        choice.versions = {spec.python};
+        std::string where = format_provenance(spec.python_from);
+        choice.from = where.empty() ? "spec" : where;
+        return choice;
+    }
+    auto constraints = python_constraints(spec);
+    if (previous && previous->python && python_allowed(constraints, previous->python->version) && !o.update_all) {
+        choice.versions = {previous->python->version};
+        choice.from = previous->python->from;
+        return choice;
+    }
+    std::vector<std::string> found = o.interpreters ? o.interpreters() : std::vector<std::string>{};
+    std::set<std::string> minors;
+    for (const auto& v : found)
+        if (python_allowed(constraints, v)) minors.insert(major_minor_of(v));
+    choice.versions.assign(minors.begin(), minors.end());
+    std::string asked;
+    for (const auto& [said, ms] : constraints) asked += (asked.empty() ? "" : ", ") + said;
+    if (choice.versions.empty()) {
+        std::string have;
+        for (const auto& v : found) have += (have.empty() ? "" : ", ") + v;
+        std::string why = "its PyPI requirements need a Python, and ";
+        why += asked.empty() ? std::string("the spec names none") : "the spec asks for " + asked;
+        why += have.empty() ? "; no Python interpreter was found on this machine (PATH, /usr/local/bin, /usr/bin, pyenv, uv)"
+                            : "; this machine has Python " + have;
+        why += ". Say which: `envlock resolve --python X.Y`, or write X.Y to .python-version";
+        if (have.empty()) throw EnvironmentError(why);
+        throw UnmetError(why);
+    }
+    choice.from = "the newest Python on this machine that " + (asked.empty() ? std::string() : "satisfies " + asked + " and ") +
+                  "every package's Requires-Python allows";
+    return choice;
+}
+
 // "v0.17.1" -> "0.17.1"; a commit or branch -> "0+g<first 7>", which any unversioned
 // requirement accepts.
 std::string version_of_rev(const std::string& rev) {
@@ -347,18 +440,41 @@ std::vector<std::string> changed_inputs(const Lock& lock, const std::string& loc
 
 namespace {
 
-// A spec inferred again keeps what the user told resolve to remember.
-Spec reinferred(const std::string& dir, const Spec& old) {
-    std::string name = fs::weakly_canonical(fs::absolute(dir)).filename().string();
-    Spec spec = infer_spec(collect_repo_files(dir), name);
+// What resolve's flags remembered in `old`, carried into a spec read again.
+Spec keep_remembered(Spec spec, const Spec& old) {
     spec.allow_advisories = old.allow_advisories;
     spec.allow_missing = old.allow_missing;
     spec.channel_priority = old.channel_priority;
     spec.uses = old.uses;
+    if (old.python_from.file == "--python") {   // resolve --python, remembered over what the files say
+        spec.python = old.python;
+        spec.python_from = old.python_from;
+    }
     return spec;
 }
 
 }  // namespace
+
+Spec reinferred(const std::string& dir, const Spec& old) {
+    std::string name = fs::weakly_canonical(fs::absolute(dir)).filename().string();
+    return keep_remembered(infer_spec(collect_repo_files(dir), name), old);
+}
+
+Spec without_lines(Spec spec) {
+    spec.python_from.line = 0;
+    for (auto& r : spec.requirements) r.from.line = 0;
+    for (auto& s : spec.sources) s.from.line = 0;
+    for (auto& e : spec.extensions) e.from.line = 0;
+    for (auto& n : spec.notes) n.from.line = 0;
+    for (auto& c : spec.contradictions) c.first.from.line = c.second.from.line = 0;
+    return spec;
+}
+
+bool venv_spec(const Spec& spec) {
+    if (!spec.channels.empty()) return false;
+    if (std::any_of(spec.extensions.begin(), spec.extensions.end(), [](const SpecExtension& e) { return e.cuda; })) return false;
+    return std::none_of(spec.requirements.begin(), spec.requirements.end(), [](const SpecRequirement& r) { return r.ecosystem == "conda"; });
+}
 
 SpecLocation locate_spec(const std::string& path, const std::string& output, const fs::path& cache_dir) {
     SpecLocation loc;
@@ -369,11 +485,39 @@ SpecLocation locate_spec(const std::string& path, const std::string& output, con
         loc.previous = existing_lock(loc.lock_path, cache_dir, loc.memo);
         loc.checkout = p;
         if (loc.previous) {
-            loc.spec = loc.previous->spec;
-            // The docs the spec was read from changed: read them again rather than keep a stale spec.
-            loc.changed = changed_inputs(*loc.previous, p);
-            if (!loc.changed.empty()) loc.spec = reinferred(p, loc.previous->spec);
-            else if (loc.previous->inferred_sha256.empty()) loc.checkout.clear();   // a spec the user keeps by hand
+            const Lock& prev = *loc.previous;
+            loc.spec = prev.spec;
+            if (!prev.spec_file.empty()) {
+                // The spec came from a spec file: that file is the input, read again (never the
+                // lock's copy silently), and said so.
+                loc.checkout.clear();
+                fs::path file = fs::path(p) / prev.spec_file;
+                if (fs::is_regular_file(file, ec)) {
+                    loc.spec = keep_remembered(spec_from_yaml_text(read_text_file(file.string(), "spec"), file.string()), prev.spec);
+                    loc.spec_file = file.string();
+                    loc.notes.push_back("the spec comes from " + prev.spec_file + " (the lock's spec-file), read again; the checkout's own files are not");
+                    // A spec written by `envlock spec` names what it was read from: newer files are not in it.
+                    auto written = fs::last_write_time(file, ec);
+                    for (const auto& f : loc.spec.inferred_from) {
+                        auto t = fs::last_write_time(fs::path(p) / f, ec);
+                        if (!ec && t > written)
+                            loc.notes.push_back(f + " is newer than " + prev.spec_file + ", which was inferred from it: `envlock spec " + p +
+                                                " > " + prev.spec_file + "` reads it again");
+                    }
+                } else {
+                    loc.notes.push_back(prev.spec_file + ", which the lock's spec came from, is gone: the spec kept in the lock is used");
+                }
+            } else if (!prev.inferred_sha256.empty()) {
+                // The files the spec was read from changed, or the checkout has files it did not
+                // have then (a new requirements file, .python-version): read it again.
+                loc.changed = changed_inputs(prev, p);
+                Spec fresh = reinferred(p, prev.spec);
+                for (const auto& f : fresh.inferred_from)
+                    if (!prev.inferred_sha256.count(f)) loc.changed.push_back(f);
+                if (!loc.changed.empty()) loc.spec = std::move(fresh);
+            } else {
+                loc.checkout.clear();   // a spec the user keeps by hand, in the lock itself
+            }
         } else {
             std::string name = fs::weakly_canonical(fs::absolute(p)).filename().string();
             loc.spec = infer_spec(collect_repo_files(p), name);
@@ -387,6 +531,7 @@ SpecLocation locate_spec(const std::string& path, const std::string& output, con
             loc.lock_path = p;
         } else {
             loc.spec = spec_from_yaml_text(text, p);
+            loc.spec_file = p;
             fs::path dir = fs::path(p).has_parent_path() ? fs::path(p).parent_path() : fs::path(".");
             loc.lock_path = (dir / "envlock.yaml").string();
             loc.previous = existing_lock(loc.lock_path, cache_dir, loc.memo);
@@ -436,6 +581,7 @@ bool reuse_previous(const SpecLocation& loc, const SolveInput& in, const Resolve
         return false;
     result.solved = true;
     result.reused = true;
+    result.file_unchanged = true;
     result.lock = lock;
     result.notes.insert(result.notes.end(), loc.memo->notes.begin(), loc.memo->notes.end());
     return true;
@@ -481,12 +627,21 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     add_sources(loc.spec, o);
     for (const auto& f : loc.changed)
         result.notes.push_back(f + " changed since the lock was made: the spec was inferred from the checkout again");
+    result.notes.insert(result.notes.end(), loc.notes.begin(), loc.notes.end());
 
     SolveInput in;
     in.knowledge = knowledge_loading.get();   // moved, not copied: the tables are large
     const knowledge::Knowledge& k = in.knowledge;
     in.spec = loc.spec;
     in.targets = targets_for(o, loc.previous, k);
+    // The lock holds the facts that decide its solve: host compilers and CUDA toolkits decide
+    // only how extensions build, so a spec without extensions keeps none (and two machines that
+    // differ only in them lock the same bytes, as uv.lock and pixi.lock record no host tools).
+    if (in.spec.extensions.empty())
+        for (auto& t : in.targets) {
+            t.target.compilers.clear();
+            t.target.toolkits.clear();
+        }
     in.update = o.update;
     in.update_all = o.update_all;
     in.verbose = o.verbose;
@@ -529,6 +684,13 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.channel_priority = in.spec.channel_priority == "flexible"   ? ChannelPriority::flexible
                           : in.spec.channel_priority == "disabled" ? ChannelPriority::disabled
                                                                    : ChannelPriority::strict;
+    // --python X.Y: the venv's interpreter, remembered in the spec over what the files say.
+    if (!o.python.empty()) {
+        if (!bare_version(o.python) || o.python.find('.') == std::string::npos)
+            throw InputError("--python " + o.python + ": expected a version such as 3.12 or 3.12.4");
+        in.spec.python = o.python;
+        in.spec.python_from = {"--python", 0};
+    }
     refuse_unreadable(in.spec);
     if (loc.previous)
         for (const auto& p : loc.previous->packages) {
@@ -542,6 +704,14 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     // Made once: the reuse check compares it, and the solve's lock carries it.
     in.content_hash = lock_content_hash(in.spec, in.targets, in.knowledge.version);
     if (!to_stdout && reuse_previous(loc, in, o, ctx, result)) return result;
+    // A venv spec's interpreter, chosen before any index is read (and refused there when none fits).
+    std::optional<PythonChoice> venv_python;
+    bool wants_python = !in.spec.sources.empty() || !in.spec.python.empty() ||
+                        std::any_of(in.spec.requirements.begin(), in.spec.requirements.end(), [](const SpecRequirement& r) { return r.ecosystem != "conda"; });
+    if (venv_spec(in.spec) && wants_python) {
+        venv_python = choose_venv_python(in.spec, loc.previous, o);
+        in.venv_pythons = venv_python->versions;
+    }
 
     const Spec& spec = in.spec;
     bool cuda_extensions = std::any_of(spec.extensions.begin(), spec.extensions.end(), [](const SpecExtension& e) { return e.cuda; });
@@ -606,7 +776,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             request.conda_names.push_back(n == "torch" ? "pytorch" : n);
         }
     }
-    std::string python = python_of(spec);
+    // A venv: the newest candidate's markers decide which conditional requirements are read.
+    std::string python = venv_python ? std::string() : python_of(spec);
+    if (venv_python)
+        for (const auto& v : venv_python->versions)
+            if (python.empty() || *conda::Version::try_parse(python) < *conda::Version::try_parse(v)) python = v;
     request.marker_env = pep508::MarkerEnv::for_target(python.empty() ? "3.8" : python, platform);
 
     // Git sources: their version comes from the revision, their commit from the remote (or
@@ -729,6 +903,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         return result;
     }
     result.lock = std::move(outcome.lock);
+    if (result.lock.python && venv_python) result.lock.python->from = venv_python->from;
     // Packages whose own requirements stayed unknown: said per package in the lock, and once here.
     std::string unknown;
     for (auto& p : result.lock.packages) {
@@ -761,10 +936,18 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         result.lock.checkout = fs::absolute(loc.checkout).lexically_normal().lexically_relative(lock_dir.lexically_normal()).generic_string();
         if (result.lock.checkout.empty()) result.lock.checkout = ".";
     }
+    if (!loc.spec_file.empty()) {
+        // The spec file, relative to the lock's folder, so a re-resolve of the folder reads it again.
+        fs::path lock_dir = fs::absolute(parent.empty() ? fs::path(".") : parent).lexically_normal();
+        result.lock.spec_file = fs::absolute(loc.spec_file).lexically_normal().lexically_relative(lock_dir).generic_string();
+    }
     if (!parent.empty()) fs::create_directories(parent);
     std::string text = write_lock(result.lock);
-    write_file_atomically(result.lock_path, text);
-    remember_resolve(ctx, result, loc.changed.size(), text);
+    // "lock unchanged" means the file's bytes: a lock that would be written the same is left alone.
+    std::error_code same_ec;
+    result.file_unchanged = fs::is_regular_file(result.lock_path, same_ec) && read_text_file(result.lock_path, "lock") == text;
+    if (!result.file_unchanged) write_file_atomically(result.lock_path, text);
+    remember_resolve(ctx, result, loc.changed.size() + loc.notes.size(), text);
     return result;
 }
 

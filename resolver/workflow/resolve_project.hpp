@@ -54,6 +54,12 @@ struct ResolveOptions {
     // them), indexes and find-links pages after the spec's own.
     std::vector<std::string> channels, indexes, find_links;
     std::function<void(const ResolveStep&)> on_step;   // may be empty
+    // --python X.Y: the interpreter of a virtual-environment spec (remembered in the spec, as
+    // uv takes -p/--python), before .python-version and requires-python.
+    std::string python;
+    // The versions of the base interpreters this machine has ("3.12.1" …), asked only when a
+    // venv spec names no exact Python; may be empty (then such a spec is refused).
+    std::function<std::vector<std::string>()> interpreters;
 };
 
 struct ResolveResult {
@@ -67,6 +73,8 @@ struct ResolveResult {
     // The previous lock was current (same inputs, indexes unchanged) and proved again: it is
     // the result, and the file was left as it was.
     bool reused = false;
+    // The lock file already held exactly these bytes (reused, or solved to the same lock).
+    bool file_unchanged = false;
 };
 
 ResolveResult resolve_project(const ResolveOptions& options);
@@ -79,9 +87,15 @@ struct SpecLocation {
     std::string recipe_repo, recipe_rev;           // when the spec came from a recipe
     std::string checkout;                          // when the spec came from (or is kept for) a checkout: its path
     std::vector<std::string> changed;              // inferred-from files that changed since the previous lock
+    std::string spec_file;                         // when the spec came from a spec file: its path
+    std::vector<std::string> notes;                // what the user should know of where the spec came from
     // The previous lock's resolve memo (resolver/workflow/reuse), when the lock file is the one it was made with.
     std::optional<ResolveMemo> memo;
 };
+
+// A spec whose environment is a virtual environment on a base interpreter: no conda requirement,
+// no channel, no CUDA extension (which takes nvcc and gcc from conda channels).
+bool venv_spec(const Spec& spec);
 
 // The sha256 of each of `files` (relative to `root`) that can be read.
 std::map<std::string, std::string> inferred_hashes(const std::string& root, const std::vector<std::string>& files);
@@ -89,6 +103,14 @@ std::map<std::string, std::string> inferred_hashes(const std::string& root, cons
 // The inferred-from files of `lock` whose content differs from what it recorded (or that are
 // gone), read from `lock_dir` joined with the lock's checkout.
 std::vector<std::string> changed_inputs(const Lock& lock, const std::string& lock_dir);
+// The spec inferred from `dir` again, keeping what the user told resolve to remember in `old`
+// (allowed advisories and missing requirements, channel priority, uses, --python).
+Spec reinferred(const std::string& dir, const Spec& old);
+
+// `spec` with every provenance line set to 0: two specs equal this way ask for the same things
+// (a README paragraph added above the install section moves lines, nothing else).
+Spec without_lines(Spec spec);
+
 // With a cache dir, a lock whose resolve memo matches its bytes is read from the memo (no YAML).
 SpecLocation locate_spec(const std::string& path, const std::string& output, const std::filesystem::path& cache_dir = {});
 

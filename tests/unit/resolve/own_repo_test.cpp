@@ -1,0 +1,273 @@
+// A user's own small repo, as uv takes it: PyPI requirements and nothing else become a virtual
+// environment on a Python chosen in uv's order (--python, .python-version, requires-python over
+// the interpreters this machine has, newest first), recorded in the lock with where it came from;
+// `check` passes on what resolve wrote; appending a requirement and resolving again adds it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "install/python_env.hpp"
+#include "resolver/specs/conda_version.hpp"
+#include "tests/unit/resolve/resolve_fixture.hpp"
+
+namespace fs = std::filesystem;
+using namespace envlock;
+using namespace envlock::test;
+
+namespace {
+
+// The newest minor of the interpreters `envlock resolve` finds here (it searches the same dirs).
+std::string newest_host_minor(const std::string& at_least = "0") {
+    std::string best;
+    for (const auto& b : install::find_interpreters(install::default_interpreter_dirs())) {
+        std::string mm = b.version.substr(0, b.version.find('.', b.version.find('.') + 1));
+        auto v = conda::Version::parse(mm);
+        if (v < conda::Version::parse(at_least)) continue;
+        if (best.empty() || conda::Version::parse(best) < v) best = mm;
+    }
+    return best;
+}
+
+// The `python:` block of a lock: version and from.
+std::string lock_python(const std::string& lock, const char* field = "version") {
+    auto at = lock.find("\npython:\n");
+    if (at == std::string::npos) return "";
+    auto key = lock.find(std::string("  ") + field + ": ", at);
+    if (key == std::string::npos || key > lock.find("\n", lock.find("\n", at + 9) + 1) + 200) return "";
+    auto begin = key + 4 + std::string(field).size();
+    std::string v = lock.substr(begin, lock.find('\n', begin) - begin);
+    if (!v.empty() && v.front() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+}
+
+RunResult resolve_dir(const fs::path& dir, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{dir.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return resolve_with(args, dir);
+}
+
+}  // namespace
+
+TEST_CASE("own repo: requirements.txt alone locks a venv on the newest Python here, check passes, an appended requirement is added") {
+    std::string newest = newest_host_minor("3.7");
+    if (newest.empty()) {
+        MESSAGE("no CPython >= 3.7 on this machine; skipped");
+        return;
+    }
+    fs::path dir = temp_dir("own-repo");
+    write_file(dir / "requirements.txt", "requests\nclick>=8\n");
+    auto first = resolve_dir(dir);
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    std::string lock = read_file(dir / "envlock.yaml");
+    CHECK(lock_python(lock) == newest);
+    CHECK(lock_python(lock, "from").find("the newest Python on this machine") != std::string::npos);
+    CHECK(locked_version(lock, "requests") == "2.31.0");
+    CHECK(locked_version(lock, "click") == "8.0.4");
+    CHECK(lock.find("conda.anaconda.org") == std::string::npos);   // no conda python asked for
+    auto check = run_envlock({"check", (dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+
+    // attrs lists extras nobody asks for (one of them asks attrs[tests] of itself): not requirements.
+    write_file(dir / "requirements.txt", "requests\nclick>=8\nattrs\n");
+    auto second = resolve_dir(dir);
+    REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+    CHECK(second.out.find("lock unchanged") == std::string::npos);
+    lock = read_file(dir / "envlock.yaml");
+    CHECK(locked_version(lock, "attrs") == "23.2.0");
+    CHECK(locked_version(lock, "hypothesis").empty());
+    CHECK(lock_python(lock) == newest);
+    check = run_envlock({"check", (dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+}
+
+TEST_CASE("own repo: --python X.Y is the venv's Python, remembered in the spec, and a re-resolve without it keeps it") {
+    fs::path dir = temp_dir("own-python-flag");
+    write_file(dir / "requirements.txt", "click>=8\n");
+    auto r = resolve_dir(dir, {"--python", "3.9"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    std::string lock = read_file(dir / "envlock.yaml");
+    CHECK(lock_python(lock) == "3.9");
+    CHECK(lock_python(lock, "from") == "--python");
+    CHECK(lock.find("python-from: --python") != std::string::npos);
+    CHECK(run_envlock({"check", (dir / "envlock.yaml").string()}).exit_code == 0);
+
+    auto again = resolve_dir(dir);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(lock_python(read_file(dir / "envlock.yaml")) == "3.9");
+
+    auto bad = resolve_dir(dir, {"--python", "three"});
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("--python three: expected a version such as 3.12") != std::string::npos);
+}
+
+TEST_CASE("own repo: .python-version comes before requires-python, which constrains the venv's Python and asks no conda channel") {
+    fs::path dir = temp_dir("own-python-version");
+    write_file(dir / "requirements.txt", "click>=8\n");
+    write_file(dir / "setup.cfg", "[metadata]\nname = mine\n\n[options]\npython_requires = >=3.7\n");
+    write_file(dir / ".python-version", "# the interpreter\n3.10\n");
+    auto r = resolve_dir(dir);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    std::string lock = read_file(dir / "envlock.yaml");
+    CHECK(lock_python(lock) == "3.10");
+    CHECK(lock_python(lock, "from") == ".python-version:2");
+    CHECK(lock.find("{any: python>=3.7, from: setup.cfg:5}") != std::string::npos);
+    CHECK(lock.find("conda.anaconda.org") == std::string::npos);
+    CHECK(run_envlock({"check", (dir / "envlock.yaml").string()}).exit_code == 0);
+}
+
+TEST_CASE("own repo: a requires-python no interpreter here satisfies is refused before any index is read, naming it") {
+    fs::path dir = temp_dir("own-python-none");
+    write_file(dir / "requirements.txt", "click>=8\n");
+    write_file(dir / "setup.cfg", "[metadata]\nname = mine\n\n[options]\npython_requires = >=3.99\n");
+    auto r = resolve_dir(dir);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("its PyPI requirements need a Python, and the spec asks for python>=3.99 (setup.cfg:5)") != std::string::npos);
+    CHECK(r.err.find("--python X.Y") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "envlock.yaml"));
+}
+
+// --- inputs never silently ignored --------------------------------------------------------------
+
+TEST_CASE("own repo: a lock whose spec came from a spec file says so when the folder is resolved again, and reads that file again") {
+    fs::path dir = temp_dir("own-spec-file");
+    write_file(dir / "requirements.txt", "click>=8\n");
+    write_file(dir / "spec.yaml", "spec:\n  name: mine\n  inferred-from: [requirements.txt]\n  python: \"3.9\"\n"
+                                  "  requirements:\n    - {pypi: click>=8, from: requirements.txt:1}\n");
+    auto first = resolve_with({(dir / "spec.yaml").string()}, dir);
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    CHECK(read_file(dir / "envlock.yaml").find("spec-file: \"spec.yaml\"") != std::string::npos);
+
+    write_file(dir / "spec.yaml", read_file(dir / "spec.yaml") + "    - {pypi: attrs}\n");
+    auto again = resolve_dir(dir);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(again.err.find("the spec comes from spec.yaml (the lock's spec-file), read again") != std::string::npos);
+    CHECK(locked_version(read_file(dir / "envlock.yaml"), "attrs") == "23.2.0");
+}
+
+TEST_CASE("own repo: a file the checkout did not have (.python-version) is read on the next resolve") {
+    fs::path dir = temp_dir("own-new-file");
+    write_file(dir / "requirements.txt", "click>=8\n");
+    REQUIRE(resolve_dir(dir, {"--python", "3.8"}).exit_code == 0);
+    // --python was remembered; a .python-version the user adds later is a file of the checkout
+    // the spec was not read from: it is seen (and --python, remembered, still decides).
+    write_file(dir / ".python-version", "3.10\n");
+    auto again = resolve_dir(dir);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(again.err.find(".python-version changed since the lock was made") != std::string::npos);
+    CHECK(read_file(dir / "envlock.yaml").find(".python-version") != std::string::npos);
+}
+
+TEST_CASE("own repo: README prose outside its install section does not fail check, and 'lock unchanged' means untouched bytes") {
+    fs::path dir = temp_dir("own-prose");
+    write_file(dir / "requirements.txt", "click>=8\n");
+    write_file(dir / "README.md", "# Mine\n\n## Install\n\n```\npip install -r requirements.txt\n```\n");
+    REQUIRE(resolve_dir(dir, {"--python", "3.9"}).exit_code == 0);
+    write_file(dir / "README.md", "# Mine\n\nA tool that does one thing well.\n\n## Install\n\n```\npip install -r requirements.txt\n```\n");
+    auto check = run_envlock({"check", (dir / "envlock.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+
+    auto rewritten = resolve_dir(dir);
+    REQUIRE_MESSAGE(rewritten.exit_code == 0, rewritten.err);
+    CHECK(rewritten.out.find("lock unchanged") == std::string::npos);
+    std::string bytes = read_file(dir / "envlock.yaml");
+    auto same = resolve_dir(dir);
+    REQUIRE_MESSAGE(same.exit_code == 0, same.err);
+    CHECK(same.out.find("lock unchanged") != std::string::npos);
+    CHECK(read_file(dir / "envlock.yaml") == bytes);
+
+    // A change to what is installed is a change: check names the file.
+    write_file(dir / "requirements.txt", "click>=8\nattrs\n");
+    auto stale = run_envlock({"check", (dir / "envlock.yaml").string()});
+    CHECK(stale.exit_code == 1);
+    CHECK(stale.out.find("requirements.txt: changed since the spec was inferred from it") != std::string::npos);
+}
+
+// --- the lock found upward; run brings the env to its lock ----------------------------------------
+
+namespace {
+
+RunResult envlock_in(const fs::path& cwd, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    std::string cmd = "cd '" + cwd.string() + "' && exec '" ENVLOCK_BINARY "'";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    std::vector<std::string> argv{"env"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.insert(argv.end(), {"sh", "-c", cmd});
+    return run_program(argv);
+}
+
+// What `run` needs to install from the demo mirror: the mirror rules and a cache of its own.
+std::vector<std::string> run_env_vars(const fs::path& dir) {
+    auto flags = mirror_flags(dir / "cache");
+    std::string rules;
+    for (size_t i = 0; i + 1 < flags.size(); ++i)
+        if (flags[i] == "--mirror") rules += (rules.empty() ? "" : ";") + flags[i + 1];
+    return {"ENVLOCK_MIRRORS=" + rules, "XDG_CACHE_HOME=" + (dir / "xdg-cache").string()};
+}
+
+}  // namespace
+
+TEST_CASE("own repo: check, run and install find envlock.yaml from a subfolder; run installs what the env lacks; --frozen, --locked; no host pip") {
+    std::string newest = newest_host_minor("3.7");
+    if (newest.empty()) {
+        MESSAGE("no CPython >= 3.7 on this machine; skipped");
+        return;
+    }
+    fs::path dir = temp_dir("own-run");
+    write_file(dir / "requirements.txt", "click>=8\n");
+    fs::create_directories(dir / "src" / "deep");
+    REQUIRE(resolve_dir(dir).exit_code == 0);
+    auto vars = run_env_vars(dir);
+
+    auto check = envlock_in(dir / "src" / "deep", {"check"});
+    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+    CHECK(check.out.find("../../envlock.yaml: ok") != std::string::npos);
+
+    // No install yet: run installs first, then runs.
+    auto first = envlock_in(dir / "src", {"run", "--", "python", "-c", "import click; print(click.__version__)"}, vars);
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    CHECK(first.out == "8.0.4\n");
+    CHECK(fs::exists(dir / ".envlock" / "default" / "pyvenv.cfg"));
+
+    // The lock gains attrs: --frozen runs the env as it is, a plain run brings it to the lock.
+    write_file(dir / "requirements.txt", "click>=8\nattrs\n");
+    REQUIRE(resolve_dir(dir).exit_code == 0);
+    auto frozen = envlock_in(dir / "src", {"run", "--frozen", "--", "python", "-c", "import attrs"}, vars);
+    CHECK(frozen.exit_code == 1);
+    auto synced = envlock_in(dir / "src", {"run", "--", "python", "-c", "import attrs"}, vars);
+    CHECK_MESSAGE(synced.exit_code == 0, synced.err);
+    CHECK(synced.err.find("installed 1") != std::string::npos);
+
+    // requirements.txt moves on without a resolve: --locked refuses, a plain run says so and runs.
+    write_file(dir / "requirements.txt", "click>=8\nattrs\ntabulate\n");
+    auto locked = envlock_in(dir / "src", {"run", "--locked", "--", "python", "-c", "pass"}, vars);
+    CHECK(locked.exit_code == 1);
+    CHECK(locked.err.find("envlock.yaml is out of date (requirements.txt changed since the spec was read from it)") != std::string::npos);
+    auto noted = envlock_in(dir / "src", {"run", "--", "python", "-c", "pass"}, vars);
+    CHECK(noted.exit_code == 0);
+    CHECK(noted.err.find("is out of date") != std::string::npos);
+
+    // The venv has no pip: the host's would install into another Python.
+    auto pip = envlock_in(dir / "src", {"run", "--", "pip", "--version"}, vars);
+    CHECK(pip.exit_code == 127);
+    CHECK(pip.err.find("has no pip") != std::string::npos);
+}
+
+// --- the lock holds only facts that decide the solve ----------------------------------------------
+
+TEST_CASE("own repo: two machines that differ in compilers and CUDA toolkits lock a pure-PyPI spec to the same bytes") {
+    fs::path dir = temp_dir("own-hosts");
+    write_file(dir / "requirements.txt", "requests\nclick>=8\n");
+    std::string bare = "platform: linux-64\nglibc: \"2.36\"\ncpu-flags: [avx, avx2, fma, sse4_2]\n";
+    write_file(dir / "bare.yaml", bare);
+    write_file(dir / "tools.yaml", bare + "compilers:\n  - {kind: gcc, path: /usr/bin/gcc, version: \"12.2.0\"}\n"
+                                          "  - {kind: clang, path: /usr/bin/clang, version: \"14.0.6\"}\n"
+                                          "cuda-toolkits:\n  - {path: /usr/local/cuda-12.1, version: \"12.1\", gpu-archs: []}\n");
+    auto with = resolve_dir(dir, {"--python", "3.11", "--target", (dir / "tools.yaml").string(), "-o", (dir / "with.yaml").string()});
+    REQUIRE_MESSAGE(with.exit_code == 0, with.err);
+    auto without = resolve_dir(dir, {"--python", "3.11", "--target", (dir / "bare.yaml").string(), "-o", (dir / "without.yaml").string()});
+    REQUIRE_MESSAGE(without.exit_code == 0, without.err);
+    std::string a = read_file(dir / "with.yaml");
+    CHECK(a == read_file(dir / "without.yaml"));
+    CHECK(a.find("compilers") == std::string::npos);
+    CHECK(a.find("cuda-toolkits") == std::string::npos);
+}
