@@ -34,7 +34,8 @@ struct InstallFlags {
 // otherwise; nothing with --quiet.
 class DownloadDisplay {
 public:
-    DownloadDisplay(const Lock& lock, bool quiet) : lock_(lock), quiet_(quiet), tty_(::isatty(STDERR_FILENO)) {
+    DownloadDisplay(const Lock& lock, bool quiet, bool verbose = false)
+        : lock_(lock), quiet_(quiet), verbose_(verbose), tty_(::isatty(STDERR_FILENO)) {
         for (const auto& p : lock.packages)
             if (p.kind != Ecosystem::source) {
                 sizes_.push_back(p.size);
@@ -58,7 +59,7 @@ public:
         if (p.done && !done_[p.index]) {
             done_[p.index] = true;
             ++finished_;
-            if (!tty_ && !p.cached) std::cerr << "fetched " << names_[p.index] << " (" << human_bytes(p.received) << ")\n";
+            if (!tty_ && !p.cached && verbose_) std::cerr << "fetched " << names_[p.index] << " (" << human_bytes(p.received) << ")\n";
         }
         if (tty_ && (Clock::now() - last_ > std::chrono::milliseconds(100) || p.done)) draw();
     }
@@ -91,7 +92,7 @@ private:
     }
 
     const Lock& lock_;
-    bool quiet_, tty_;
+    bool quiet_, verbose_, tty_;
     std::mutex m_;
     std::vector<std::uint64_t> sizes_, received_;
     std::vector<std::string> names_;
@@ -155,6 +156,7 @@ bool sync_environment(const Lock& lock, const std::string& prefix, const std::st
     install::use_default_installers(o, py);
     DownloadDisplay progress(lock, false);
     o.say = [&progress](const std::string& line) {
+        if (line.rfind("warning:", 0) != 0) return;   // the summary below says what changed
         progress.finish();
         std::cerr << line << "\n";
     };
@@ -213,9 +215,12 @@ void add_install(CLI::App& app, int& exit_code) {
         o.compile = f->compile;
         install::use_default_installers(o, python);
         const bool quiet = f->quiet || f->json || output_of(*cmd).quiet;   // `envlock -q install` too
-        DownloadDisplay progress(lock, quiet);
-        o.say = [&progress, quiet](const std::string& line) {
-            if (quiet && line.rfind("warning:", 0) != 0) return;
+        // Each package once: the plan below names it; the per-package fetch and install lines
+        // (a log's record of each step) only with -v.
+        const bool verbose = output_of(*cmd).verbose;
+        DownloadDisplay progress(lock, quiet, verbose);
+        o.say = [&progress, quiet, verbose](const std::string& line) {
+            if ((quiet || !verbose) && line.rfind("warning:", 0) != 0) return;
             progress.finish();
             std::cerr << line << "\n";
         };

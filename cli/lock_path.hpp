@@ -13,7 +13,8 @@ inline std::string lock_path(const std::string& given) {
     if (given.empty()) {
         fs::path cwd = fs::current_path(ec);
         for (fs::path dir = cwd; !ec && !dir.empty(); dir = dir.parent_path()) {
-            if (fs::is_regular_file(dir / "envlock.yaml", ec)) {
+            std::error_code missing;   // not found sets it; the walk goes on
+            if (fs::is_regular_file(dir / "envlock.yaml", missing)) {
                 fs::path rel = (dir / "envlock.yaml").lexically_relative(cwd);
                 return rel.empty() ? (dir / "envlock.yaml").string() : rel.string();
             }

@@ -1,8 +1,25 @@
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "resolver/specs/errors.hpp"
+
+namespace {
+
+// Under --json a failure is a JSON object on stdout too, so a script reading stdout always gets
+// one: {"error": message, "exit-code": n}. The message also goes to stderr, as without --json.
+void json_error(int argc, char** argv, const std::string& message, int code) {
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--") break;
+        json |= std::string(argv[i]) == "--json";
+    }
+    if (json) std::cout << nlohmann::json{{"error", message}, {"exit-code", code}}.dump(2) << "\n";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"envlock: lock and install deep-learning paper environments for the GPU machine at hand"};
@@ -24,7 +41,13 @@ int main(int argc, char** argv) {
     envlock::cli::add_inspect(app, exit_code);
     envlock::cli::add_index(app, exit_code);
     envlock::cli::add_spec(app, exit_code);
+    envlock::cli::add_info(app, exit_code);
 
+    // `envlock` alone: the commands, as uv and pixi print them, and exit 2 (no command given).
+    if (argc == 1) {
+        std::cout << app.help();
+        return static_cast<int>(envlock::ExitCode::bad_input);
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -41,9 +64,11 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : static_cast<int>(envlock::ExitCode::bad_input);
     } catch (const envlock::Error& e) {
         std::cerr << "envlock: " << e.what() << "\n";
+        json_error(argc, argv, e.what(), static_cast<int>(e.code));
         return static_cast<int>(e.code);
     } catch (const std::exception& e) {
         std::cerr << "envlock: internal error: " << e.what() << "\n";
+        json_error(argc, argv, std::string("internal error: ") + e.what(), static_cast<int>(envlock::ExitCode::environment));
         return static_cast<int>(envlock::ExitCode::environment);
     }
     return exit_code;

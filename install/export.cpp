@@ -94,8 +94,24 @@ std::string header(const Lock& lock, std::string_view lock_name, const char* wha
            "# targets: " + (platform.empty() ? "none" : platform) + "; content-hash " + lock.content_hash + "\n";
 }
 
+// The Python and platform a lock's PyPI files are for: it holds one file per release, the one
+// its target installs, so pip on another Python or platform finds no file with a listed hash.
+std::string valid_for(const Lock& lock) {
+    std::string python;
+    for (const auto& p : lock.packages)
+        if (p.kind == Ecosystem::conda && p.name == "python") python = p.version;
+    if (python.empty() && lock.python) python = lock.python->version;
+    std::string where;
+    for (const auto& t : lock.targets)
+        where += (where.empty() ? "" : ", ") + t.target.platform + (t.target.glibc.empty() ? "" : " (glibc " + t.target.glibc + ")");
+    return "# Valid for Python " + (python.empty() ? std::string("(not recorded)") : python) + " on " + (where.empty() ? "linux-64" : where) +
+           ": each release's hash is that of the file this target installs, so pip on another Python or\n"
+           "# platform reports a hash mismatch; resolve for that machine (envlock resolve --python X.Y --target FILE).\n";
+}
+
 std::string export_requirements(const Lock& lock, std::string_view lock_name) {
     std::string out = header(lock, lock_name, "pip requirements with hashes");
+    out += valid_for(lock);
     out += "# Install with: pip install --no-deps --require-hashes -r <this file>\n";
     std::vector<std::string> conda, sources;
     for (const auto& p : lock.packages) {
@@ -123,6 +139,9 @@ std::string export_requirements(const Lock& lock, std::string_view lock_name) {
 }
 
 std::string export_explicit(const Lock& lock, std::string_view lock_name) {
+    if (std::none_of(lock.packages.begin(), lock.packages.end(), [](const LockedPackage& p) { return p.kind == Ecosystem::conda; }))
+        throw InputError(std::string(lock_name) + ": the lock has no conda packages (a virtual environment's), so an @EXPLICIT "
+                         "list would be empty; use --format requirements (or environment-yml, which pins its Python)");
     std::set<std::string> subdirs;
     for (const auto& p : lock.packages)
         if (p.kind == Ecosystem::conda && !p.subdir.empty() && p.subdir != "noarch") subdirs.insert(p.subdir);
@@ -164,6 +183,10 @@ std::string export_environment_yml(const Lock& lock, std::string_view lock_name)
         for (const auto& c : channels) out += "  - " + yaml_scalar(c) + "\n";
     }
     out += "dependencies:\n";
+    // A venv lock's Python is no conda package: pinned here, so conda makes the env on the same minor.
+    bool conda_python = std::any_of(lock.packages.begin(), lock.packages.end(),
+                                    [](const LockedPackage& p) { return p.kind == Ecosystem::conda && p.name == "python"; });
+    if (!conda_python && lock.python && !lock.python->version.empty()) out += "  - " + yaml_scalar("python=" + lock.python->version) + "\n";
     bool has_pip_conda = false;
     std::vector<std::string> pip;
     for (const auto& p : lock.packages) {

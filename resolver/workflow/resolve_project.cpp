@@ -521,6 +521,10 @@ SpecLocation locate_spec(const std::string& path, const std::string& output, con
         } else {
             std::string name = fs::weakly_canonical(fs::absolute(p)).filename().string();
             loc.spec = infer_spec(collect_repo_files(p), name);
+            // A folder with nothing to lock is a mistake (the wrong folder), not an empty lock.
+            if (loc.spec.requirements.empty() && loc.spec.sources.empty() && loc.spec.extensions.empty() && loc.spec.notes.empty())
+                throw InputError(p + ": nothing to lock here: no requirements*.txt, pyproject.toml, setup.py/setup.cfg, "
+                                 "environment.yml or install docs with pip/conda commands (write requirements.txt, or pass a spec file)");
         }
     } else if (fs::is_regular_file(p, ec)) {
         std::string text = read_text_file(p, "spec");

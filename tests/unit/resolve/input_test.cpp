@@ -441,10 +441,11 @@ TEST_CASE("a placeholder no index can fill is exit 1 naming it and its line") {
     CHECK_FALSE(r.wrote());
 }
 
-TEST_CASE("PyPI requirements with no Python anywhere is exit 1 saying how to name one, not an empty constraint") {
-    auto r = resolve_spec_text("nopython", "  requirements:\n    - {pypi: numpy==1.19.5}\n");
+TEST_CASE("PyPI requirements whose Python no interpreter here meets is exit 1 before any index is read, saying how to name one") {
+    auto r = resolve_spec_text("nopython", "  python: \">=3.99\"\n  requirements:\n    - {pypi: numpy==1.19.5}\n");
     CHECK(r.run.exit_code == 1);
-    CHECK(r.run.err.find("its PyPI requirements need a Python, the spec names none, and no channel offers python") != std::string::npos);
-    CHECK(r.run.err.find("`python: \"3.8\"` in the spec") != std::string::npos);
+    CHECK(r.run.err.find("its PyPI requirements need a Python, and the spec asks for python >=3.99") != std::string::npos);
+    CHECK(r.run.err.find("`envlock resolve --python X.Y`, or write X.Y to .python-version") != std::string::npos);
+    CHECK(r.run.err.find("Fetched") == std::string::npos);
     CHECK_FALSE(r.wrote());
 }

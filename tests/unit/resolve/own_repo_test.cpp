@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "install/python_env.hpp"
 #include "resolver/specs/conda_version.hpp"
 #include "tests/unit/resolve/resolve_fixture.hpp"
@@ -65,7 +67,7 @@ TEST_CASE("own repo: requirements.txt alone locks a venv on the newest Python he
     CHECK(locked_version(lock, "click") == "8.0.4");
     CHECK(lock.find("conda.anaconda.org") == std::string::npos);   // no conda python asked for
     auto check = run_envlock({"check", (dir / "envlock.yaml").string()});
-    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
 
     // attrs lists extras nobody asks for (one of them asks attrs[tests] of itself): not requirements.
     write_file(dir / "requirements.txt", "requests\nclick>=8\nattrs\n");
@@ -77,7 +79,7 @@ TEST_CASE("own repo: requirements.txt alone locks a venv on the newest Python he
     CHECK(locked_version(lock, "hypothesis").empty());
     CHECK(lock_python(lock) == newest);
     check = run_envlock({"check", (dir / "envlock.yaml").string()});
-    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
 }
 
 TEST_CASE("own repo: --python X.Y is the venv's Python, remembered in the spec, and a re-resolve without it keeps it") {
@@ -160,11 +162,12 @@ TEST_CASE("own repo: a file the checkout did not have (.python-version) is read 
 TEST_CASE("own repo: README prose outside its install section does not fail check, and 'lock unchanged' means untouched bytes") {
     fs::path dir = temp_dir("own-prose");
     write_file(dir / "requirements.txt", "click>=8\n");
-    write_file(dir / "README.md", "# Mine\n\n## Install\n\n```\npip install -r requirements.txt\n```\n");
+    write_file(dir / "README.md", "# Mine\n\n## Install\n\n```bash\npip install -r requirements.txt\n```\n");
     REQUIRE(resolve_dir(dir, {"--python", "3.9"}).exit_code == 0);
-    write_file(dir / "README.md", "# Mine\n\nA tool that does one thing well.\n\n## Install\n\n```\npip install -r requirements.txt\n```\n");
+    REQUIRE(read_file(dir / "envlock.yaml").find("  README.md: ") != std::string::npos);   // a file the spec was read from
+    write_file(dir / "README.md", "# Mine\n\nA tool that does one thing well.\n\n## Install\n\n```bash\npip install -r requirements.txt\n```\n");
     auto check = run_envlock({"check", (dir / "envlock.yaml").string()});
-    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
 
     auto rewritten = resolve_dir(dir);
     REQUIRE_MESSAGE(rewritten.exit_code == 0, rewritten.err);
@@ -219,7 +222,7 @@ TEST_CASE("own repo: check, run and install find envlock.yaml from a subfolder; 
     auto vars = run_env_vars(dir);
 
     auto check = envlock_in(dir / "src" / "deep", {"check"});
-    CHECK_MESSAGE(check.exit_code == 0, check.out + check.err);
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
     CHECK(check.out.find("../../envlock.yaml: ok") != std::string::npos);
 
     // No install yet: run installs first, then runs.
@@ -268,6 +271,49 @@ TEST_CASE("own repo: two machines that differ in compilers and CUDA toolkits loc
     REQUIRE_MESSAGE(without.exit_code == 0, without.err);
     std::string a = read_file(dir / "with.yaml");
     CHECK(a == read_file(dir / "without.yaml"));
-    CHECK(a.find("compilers") == std::string::npos);
-    CHECK(a.find("cuda-toolkits") == std::string::npos);
+    CHECK(a.find("12.2.0") == std::string::npos);      // no compiler
+    CHECK(a.find("cuda-12.1") == std::string::npos);   // no toolkit
+}
+
+// --- the small ones -------------------------------------------------------------------------------
+
+TEST_CASE("own repo: an empty folder is nothing to lock (exit 2, no lock written); envlock alone lists the commands") {
+    fs::path dir = temp_dir("own-empty");
+    fs::create_directories(dir);
+    auto r = resolve_dir(dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("nothing to lock here") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "envlock.yaml"));
+
+    // Under --json the failure is a JSON object on stdout as well.
+    auto json = resolve_dir(dir, {"--json"});
+    CHECK(json.exit_code == 2);
+    auto j = nlohmann::json::parse(json.out);
+    CHECK(j["exit-code"] == 2);
+    CHECK(j["error"].get<std::string>().find("nothing to lock here") != std::string::npos);
+
+    auto bare = run_envlock({});
+    CHECK(bare.exit_code == 2);
+    for (const char* command : {"resolve", "install", "run", "check", "shell-hook", "info", "cache"})
+        CHECK_MESSAGE(bare.out.find(command) != std::string::npos, command);
+}
+
+TEST_CASE("own repo: envlock info names the cache and this machine; cache dir, prune and clean act on that folder") {
+    fs::path dir = temp_dir("own-cache");
+    write_file(dir / "cache" / "pages" / "x.records", "derived");
+    write_file(dir / "cache" / "pkgs" / "kept.whl", "a package");
+    auto info = run_envlock({"info", "--cache-dir", (dir / "cache").string()});
+    REQUIRE_MESSAGE(info.exit_code == 0, info.err);
+    CHECK(info.out.find("cache:     " + (dir / "cache").string() + " (2 files") != std::string::npos);
+    CHECK(info.out.find("platform:  linux-64") != std::string::npos);
+    auto where = run_envlock({"cache", "--cache-dir", (dir / "cache").string(), "dir"});
+    CHECK(where.out == (dir / "cache").string() + "\n");
+    auto prune = run_envlock({"cache", "--cache-dir", (dir / "cache").string(), "prune"});
+    CHECK(prune.exit_code == 0);
+    CHECK_FALSE(fs::exists(dir / "cache" / "pages"));
+    CHECK(fs::exists(dir / "cache" / "pkgs" / "kept.whl"));
+    auto clean = run_envlock({"cache", "--cache-dir", (dir / "cache").string(), "clean"});
+    CHECK(clean.exit_code == 0);
+    CHECK(clean.out.find("removed 1 files") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "cache"));
 }

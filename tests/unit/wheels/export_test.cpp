@@ -140,3 +140,17 @@ TEST_CASE("envlock export reads the lock file and writes the format to stdout or
     CHECK(r.err.find("requirements, conda-explicit or environment-yml") != std::string::npos);
     CHECK(run_envlock({"export", "--format", "requirements", t.str("missing.yaml")}).exit_code == 2);
 }
+
+TEST_CASE("a venv lock exports: requirements say which Python and platform their hashes are for, environment-yml pins that Python, conda-explicit refuses") {
+    Lock lock = demo_lock(fs::path(fixture_wheels().fix_pkg).parent_path().string());
+    lock.spec.channels.clear();
+    std::erase_if(lock.packages, [](const LockedPackage& p) { return p.kind == Ecosystem::conda; });
+    lock.python = LockedPython{"3.11", "--python"};
+    lock.targets[0].target.glibc = "2.36";
+    std::string req = export_lock(lock, ExportFormat::requirements);
+    CHECK(req.find("# Valid for Python 3.11 on linux-64 (glibc 2.36)") != std::string::npos);
+    std::string yml = export_lock(lock, ExportFormat::environment_yml);
+    CHECK(yml.find("dependencies:\n  - python=3.11\n") != std::string::npos);
+    CHECK(YAML::Load(yml)["dependencies"][0].as<std::string>() == "python=3.11");
+    CHECK_THROWS_AS(export_lock(lock, ExportFormat::conda_explicit), InputError);
+}

@@ -25,6 +25,8 @@ void env_prefix(const fs::path& p, bool cuda) {
     Lock lock;
     lock.content_hash = "sha256:" + std::string(64, '0');
     lock.spec.name = p.filename().string();
+    lock.targets.push_back({"default", {}});
+    lock.targets[0].target.platform = "linux-64";
     if (cuda) {
         lock.spec.env["CUDA_HOME"] = "/opt/cuda-of-" + p.filename().string();
         lock.toolchain.cuda_arch_list = "8.6";
