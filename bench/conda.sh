@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# conda problems over the real snapshot channels (../shared/snapshots: the pytorch channel, the
-# conda-forge python 3.9 subset, mamba's numpy closure), envlock beside py-rattler in the same
+# conda problems over the real snapshot channels (../shared/snapshots: the pytorch channel and the
+# conda-forge python 3.9 subset), envlock beside py-rattler in the same
 # run, interleaved run by run (envlock, rattler, envlock, rattler …) so machine load hits both
 # alike; prints medians in milliseconds:
 #   envlock        `envlock resolve` as a whole process: the channels read from the warm HTTP
@@ -29,8 +29,7 @@ link() { mkdir -p "$out/ch/$1/$2"; ln -s "$(realpath "$snap/$3")" "$out/ch/$1/$2
 link pytorch linux-64 rattler-pytorch-channel/linux-64/repodata.json
 link conda-forge-py39 linux-64 conda-subchannel-demo-conda-forge-py39/linux-64/repodata.json
 link conda-forge-py39 noarch conda-subchannel-demo-conda-forge-py39/noarch/repodata.json
-link mamba-numpy linux-64 mamba-tests-conda-forge-numpy/conda-forge-numpy-linux-64.json
-for c in pytorch conda-forge-py39 mamba-numpy; do
+for c in pytorch conda-forge-py39; do
   for s in linux-64 noarch; do
     [ -e "$out/ch/$c/$s/repodata.json" ] || { mkdir -p "$out/ch/$c/$s"; echo "{\"info\": {\"subdir\": \"$s\"}, \"packages\": {}}" > "$out/ch/$c/$s/repodata.json"; }
   done
@@ -45,7 +44,7 @@ problems=(
   "pytorch conda-forge-py39|doesnotexist python=3.6"
   "conda-forge-py39|python=3.9 pip setuptools"
   "pytorch conda-forge-py39|python=3.9 openssl"
-  "mamba-numpy|numpy"
+  "conda-forge-py39|python=3.9.18 sqlite"
 )
 
 spec_of() {   # $1 index, $2 channels, $3 requirements -> spec file

@@ -250,10 +250,10 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
             t.toolkits.push_back(tk);
         });
     if (auto n = get("given")) {
-        static const std::set<std::string> keys = {"platform", "glibc", "cpu-flags", "driver", "driver-cuda", "gpus"};
+        static const std::set<std::string> keys = {"platform", "kernel", "osx", "glibc", "cpu-flags", "driver", "driver-cuda", "gpus"};
         t.given = r.strings(n, "given");
         for (const auto& g : t.given)
-            if (!keys.count(g)) r.fail(n, "given: expected fact names among platform, glibc, cpu-flags, driver, driver-cuda, gpus, got '" + g + "'");
+            if (!keys.count(g)) r.fail(n, "given: expected fact names among platform, kernel, osx, glibc, cpu-flags, driver, driver-cuda, gpus, got '" + g + "'");
     }
     return t;
 }

@@ -142,11 +142,13 @@ TEST_CASE("snapshot records that depend on __glibc, __linux or __osx: each holds
                 CAPTURE(filename);
                 // The record alone (its other dependencies left out): what the virtual packages decide.
                 IndexRecords records = {conda_record(rec["name"], rec["version"], rec["build"], virtual_deps)};
-                Target meets = linux_kernel("5.15.0");
-                meets.glibc = "2.31";
+                // A driver and GPU beside: the cu113/cu116 builds need them (their build strings).
+                Target meets = linux_machine("535.104.05", "12.2", {rtx3090()});
+                meets.kernel = "5.15.0";
                 auto ok = solve(conda_input(meets, records, rec["name"].get<std::string>() + " " + rec["version"].get<std::string>()));
                 CHECK_MESSAGE(ok.solved, ok.explanation);
-                Target below = linux_kernel("2.6.32");
+                Target below = meets;
+                below.kernel = "2.6.32";
                 below.glibc = "2.12";
                 auto refused = solve(conda_input(below, records, rec["name"].get<std::string>() + " " + rec["version"].get<std::string>()));
                 CHECK_FALSE(refused.solved);
