@@ -449,6 +449,20 @@ std::optional<RelaxResult> unsatisfiable_outright(SolvPool& sp, const std::vecto
                 lines.push_back(line);
         }
         if (lines.empty()) continue;   // a candidate may install, or none matches (libsolv names that)
+        // Only where no other requirement's candidates depend on this project: otherwise libsolv
+        // names those requirements too (torchvision==0.10.1+cu111 beside a torch no build of which
+        // runs), and the explanation loosens them.
+        std::set<std::string> names;
+        for (const Candidate* c : candidates_of(sp, jobs[j].dep)) {
+            names.insert(c->record.name);
+            if (!c->dist.empty()) names.insert(c->dist);
+        }
+        for (size_t k = 0; k < jobs.size(); ++k) {
+            if (k == j) continue;
+            for (const Candidate* c : candidates_of(sp, jobs[k].dep))
+                for (const auto& d : c->deps)
+                    if (names.count(dep_name(d))) return std::nullopt;
+        }
         RelaxResult r;
         r.problems = std::move(lines);
         r.blamed = {j};
