@@ -161,28 +161,28 @@ TEST_CASE("own repo: a file the checkout did not have (.python-version) is read 
 
 TEST_CASE("own repo: README prose outside its install section does not fail check, and 'lock unchanged' means untouched bytes") {
     fs::path dir = temp_dir("own-prose");
-    write_file(dir / "requirements.txt", "click>=8\n");
-    write_file(dir / "README.md", "# Mine\n\n## Install\n\n```bash\npip install -r requirements.txt\n```\n");
+    write_file(dir / "README.md", "# Mine\n\n## Install\n\n```bash\npip install 'click>=8'\n```\n");
     REQUIRE(resolve_dir(dir, {"--python", "3.9"}).exit_code == 0);
     REQUIRE(read_file(dir / "envlock.yaml").find("  README.md: ") != std::string::npos);   // a file the spec was read from
-    write_file(dir / "README.md", "# Mine\n\nA tool that does one thing well.\n\n## Install\n\n```bash\npip install -r requirements.txt\n```\n");
+    write_file(dir / "README.md", "# Mine\n\nA tool that does one thing well.\n\n## Install\n\n```bash\npip install 'click>=8'\n```\n");
     auto check = run_envlock({"check", (dir / "envlock.yaml").string()});
     CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
 
-    auto rewritten = resolve_dir(dir);
+    auto rewritten = resolve_dir(dir);   // the requirement's line moved: the lock says so
     REQUIRE_MESSAGE(rewritten.exit_code == 0, rewritten.err);
     CHECK(rewritten.out.find("lock unchanged") == std::string::npos);
     std::string bytes = read_file(dir / "envlock.yaml");
+    CHECK(bytes.find("README.md:8") != std::string::npos);
     auto same = resolve_dir(dir);
     REQUIRE_MESSAGE(same.exit_code == 0, same.err);
     CHECK(same.out.find("lock unchanged") != std::string::npos);
     CHECK(read_file(dir / "envlock.yaml") == bytes);
 
     // A change to what is installed is a change: check names the file.
-    write_file(dir / "requirements.txt", "click>=8\nattrs\n");
+    write_file(dir / "README.md", "# Mine\n\nA tool that does one thing well.\n\n## Install\n\n```bash\npip install 'click>=8' attrs\n```\n");
     auto stale = run_envlock({"check", (dir / "envlock.yaml").string()});
     CHECK(stale.exit_code == 1);
-    CHECK(stale.out.find("requirements.txt: changed since the spec was inferred from it") != std::string::npos);
+    CHECK(stale.out.find("README.md: changed since the spec was inferred from it") != std::string::npos);
 }
 
 // --- the lock found upward; run brings the env to its lock ----------------------------------------
