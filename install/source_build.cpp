@@ -212,7 +212,8 @@ BuildSystem read_build_system(const BuildRequest& r) {
     s.requirements = j.value("requires", std::vector<std::string>{});
     s.python_version = j.value("python", "");
     s.abi = j.value("abi", "");
-    for (const auto& [name, v] : j.value("installed", nlohmann::json::object()).items())
+    const nlohmann::json installed = j.value("installed", nlohmann::json::object());
+    for (const auto& [name, v] : installed.items())
         s.installed[name] = v.is_string() ? std::optional<std::string>(v.get<std::string>()) : std::nullopt;
     return s;
 }

@@ -370,7 +370,20 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
                 q.index = wanted_of[p.index];
                 o.fetch_progress(q);
             };
-        populate_cache(wanted, o.fetch, progress);
+        try {
+            populate_cache(wanted, o.fetch, progress);
+        } catch (const Error& e) {
+            // Download and extraction errors name a URL or a file: the package and its lock line go first.
+            std::string what = e.what(), named;
+            for (size_t i : needed)
+                if (what.find(entries[i].filename) != std::string::npos)
+                    for (const auto& [p, at] : entry_of)
+                        if (at == i) named += (named.empty() ? "" : "; ") + lock_entry_where(o.lock_file, *p);
+            if (named.empty()) throw;
+            if (e.code == ExitCode::bad_input) throw InputError(named + ": " + what);
+            if (e.code == ExitCode::unmet) throw UnmetError(named + ": " + what);
+            throw EnvironmentError(named + ": " + what);
+        }
         check_signal();
         // --repair: a file edited in place through a hardlink edited the cache too.
         if (!damaged_packages.empty()) {

@@ -94,7 +94,7 @@ std::vector<std::string> unprovided_names(const Lock& lock) {
                     continue;
                 }
             }
-            if (!provided(name)) out.push_back(entry_name(p) + ": needs " + d + ", which no package of the lock provides");
+            if (!provided(name)) out.push_back(p.name + " " + p.version + ": needs " + d + ", which no package of the lock provides");
         }
     }
     return out;
@@ -140,6 +140,9 @@ std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::
         if (p.kind == Ecosystem::conda && p.name == "python") python = p.version;
         chosen.push_back(std::move(r));
     }
+    // A lock without a conda python (a venv on a base interpreter) was solved for the spec's
+    // `python: "X.Y"`, as the solve reads it: markers are evaluated for that.
+    if (python.empty() && pep440::Version::try_parse(lock.spec.python)) python = lock.spec.python;
     std::vector<std::string> out;
     for (const auto& v : self_check(in, knowledge, chosen, python)) out.push_back(v.requirement + ": " + v.found);
     return out;

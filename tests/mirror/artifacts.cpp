@@ -113,11 +113,16 @@ std::string build_conda_package(const CondaRecord& r) {
             std::string mm = r.version.substr(0, r.version.rfind('.'));
             // A shell stand-in: answers --version like the real interpreter and otherwise
             // hands over to the host's python3 with this prefix's site-packages on its path, so
-            // entry points and scripts installed into the prefix can run.
+            // entry points and scripts installed into the prefix can run. The site-packages is
+            // the one beside the script, as CPython finds its prefix from its executable: a source
+            // built in install's stage imports the stage's packages. Debian's python3 when
+            // there is one: it has the setuptools and wheel the env's sdists are built with
+            // (scripts/setup.sh installs them), where a python3 first on PATH may lack them.
             std::string script = "#!/bin/sh\n# envlock mirror stand-in for CPython " + r.version + "\n# prefix: " +
                                  kTextPlaceholder + "\nif [ \"$1\" = \"--version\" ] || [ \"$1\" = \"-V\" ]; then echo \"Python " +
-                                 r.version + "\"; exit 0; fi\nPYTHONPATH=\"" + kTextPlaceholder + "/lib/python" + mm +
-                                 "/site-packages${PYTHONPATH:+:$PYTHONPATH}\" exec python3 \"$@\"\n";
+                                 r.version + "\"; exit 0; fi\nhost=python3; [ -x /usr/bin/python3 ] && host=/usr/bin/python3\n"
+                                 "here=$(cd \"$(dirname \"$0\")/..\" && pwd)\nPYTHONPATH=\"$here/lib/python" + mm +
+                                 "/site-packages${PYTHONPATH:+:$PYTHONPATH}\" exec \"$host\" \"$@\"\n";
             add_file("bin/python" + mm, script, "text", kTextPlaceholder, 0755);
             pkg.push_back({"bin/python", "", 0777, "python" + mm});
             paths.push_back({"bin/python", "", "", "", 0, true});
