@@ -300,7 +300,6 @@ LiveIndexServer::LiveIndexServer(LiveIndexOptions options) : state_(std::make_sh
     port_ = server_->bind_to_any_port("127.0.0.1");
     if (port_ <= 0) throw std::runtime_error("live index server: cannot bind 127.0.0.1");
     thread_ = std::thread([this] { server_->listen_after_bind(); });
-    server_->wait_until_ready();
 }
 
 LiveIndexServer::~LiveIndexServer() {
