@@ -144,9 +144,14 @@ std::string next_range(RangeRead& w) {
                 if (from >= w.tail_start) throw InputError(w.shown + ": not a readable wheel (zip): no end of central directory record");
                 return "bytes=" + std::to_string(from) + "-" + std::to_string(w.tail_start - 1);
             }
-            if (place->offset < w.tail_start) return "bytes=" + std::to_string(place->offset) + "-" + std::to_string(w.tail_start - 1);
-            auto members = read_zip_directory(std::string_view(w.tail).substr(place->offset - w.tail_start, place->size), w.shown);
-            w.member = find_wheel_metadata(members);
+            if (place->offset < w.tail_start) {
+                // Only the directory's end is held: the dist-info entries are written last.
+                w.member = find_wheel_metadata(read_zip_directory_end(w.tail, w.tail_start, *place));
+                if (!w.member) return "bytes=" + std::to_string(place->offset) + "-" + std::to_string(w.tail_start - 1);
+            } else {
+                auto members = read_zip_directory(std::string_view(w.tail).substr(place->offset - w.tail_start, place->size), w.shown);
+                w.member = find_wheel_metadata(members);
+            }
             if (!w.member) throw InputError(w.shown + ": the wheel has no *.dist-info/METADATA");
         }
         if (w.member_bytes.empty()) {

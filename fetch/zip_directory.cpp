@@ -86,6 +86,19 @@ std::vector<ZipMember> read_zip_directory(std::string_view d, std::string_view s
     return out;
 }
 
+std::vector<ZipMember> read_zip_directory_end(std::string_view tail, std::uint64_t tail_start, const ZipDirectoryPlace& place) {
+    if (place.offset + place.size < tail_start || place.offset + place.size - tail_start > tail.size()) return {};
+    std::string_view held = tail.substr(0, static_cast<std::size_t>(place.offset + place.size - tail_start));
+    for (std::size_t at = held.find(kCentral); at != std::string_view::npos; at = held.find(kCentral, at + 1)) {
+        try {
+            return read_zip_directory(held.substr(at), "");
+        } catch (const InputError&) {
+            // a signature inside a name or an extra field: the chain breaks; try the next one
+        }
+    }
+    return {};
+}
+
 std::optional<ZipMember> find_wheel_metadata(const std::vector<ZipMember>& members) {
     constexpr std::string_view dist_info = ".dist-info/METADATA";
     for (const auto& m : members) {

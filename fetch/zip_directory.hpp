@@ -32,6 +32,12 @@ struct ZipMember {
 // The members the central directory lists; InputError naming `source` when it is damaged.
 std::vector<ZipMember> read_zip_directory(std::string_view directory, std::string_view source);
 
+// The entries at the end of a directory that begins before `tail` (bytes [tail_start, ...) of
+// the file): those from the first entry signature on from which entries follow one another
+// exactly to the directory's end. Wheel builders write the .dist-info entries last, so a big
+// wheel's METADATA entry is usually here, and the rest of its directory need not be read.
+std::vector<ZipMember> read_zip_directory_end(std::string_view tail, std::uint64_t tail_start, const ZipDirectoryPlace& place);
+
 // The wheel's "<name>-<version>.dist-info/METADATA" (top-level .dist-info only).
 std::optional<ZipMember> find_wheel_metadata(const std::vector<ZipMember>& members);
 

@@ -155,3 +155,20 @@ TEST_CASE("offline, a file whose metadata was never read is named, not left unkn
     IndexRecords records{record_for("http://127.0.0.1:9/files/demo-1.0-py3-none-any.whl", "x")};
     CHECK_THROWS_WITH_AS(fill_metadata_any_way(records, ctx), doctest::Contains("demo-1.0-py3-none-any.whl"), EnvironmentError);
 }
+
+TEST_CASE("zip directory: a big directory's end alone gives the METADATA entry, which wheel builders write last") {
+    std::vector<mirror::ArchiveMember> members;
+    for (int i = 0; i < 3000; ++i) members.push_back({"demo/module_" + std::to_string(i) + ".py", ""});
+    members.push_back({"demo-1.0.dist-info/METADATA", kMetadata});
+    members.push_back({"demo-1.0.dist-info/RECORD", ""});
+    std::string wheel = mirror::write_zip(members, false);
+    std::uint64_t tail_start = wheel.size() - 16384;
+    std::string_view tail = std::string_view(wheel).substr(tail_start);
+    auto place = find_zip_directory(tail, tail_start, "demo.whl");
+    REQUIRE(place);
+    REQUIRE(place->offset < tail_start);   // the directory is bigger than the tail
+    auto end = read_zip_directory_end(tail, tail_start, *place);
+    auto meta = find_wheel_metadata(end);
+    REQUIRE(meta);
+    CHECK(read_zip_member(std::string_view(wheel).substr(meta->local_offset), *meta, "demo.whl") == kMetadata);
+}
