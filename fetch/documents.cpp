@@ -216,7 +216,10 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         d.status = r.status;
         d.error = r.error;
         d.content_type = r.content_type;
-        if (r.ok()) {
+        // A local simple page is the user's own input: its reader names what is wrong in it (exit
+        // 2). A server's answer that is no index is the network's fault (exit 3), and not kept.
+        const bool local_page = requests[i].expect == BodyKind::simple_page && is_file_url(d.fetched_url);
+        if (r.ok() && !local_page) {
             if (auto looks = body_mismatch(requests[i].expect, r.body); !looks.empty()) {
                 d.error = "cannot use " + redact_url(d.fetched_url) + ": it answered " + looks + " where " +
                           std::string(body_kind_name(requests[i].expect)) +

@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -89,9 +90,11 @@ fs::path download_folder(const FetchContext& ctx) {
     return dir;
 }
 
+// Named for this process too: several envlock processes may share a cache, and each removes
+// its download once read.
 fs::path download_path(const FetchContext& ctx, const IndexRecord& r) {
     std::string stem = is_sha256(r.sha256) ? r.sha256.substr(0, 16) : sha256_hex(r.url).substr(0, 16);
-    return download_folder(ctx) / (stem + "-" + r.filename);
+    return download_folder(ctx) / (stem + "-" + std::to_string(::getpid()) + "-" + r.filename);
 }
 
 std::string metadata_from_wheel_file(const fs::path& path, std::string_view source) {
@@ -227,13 +230,14 @@ std::vector<std::string> fill_metadata_any_way(IndexRecords& records, const Fetc
             take_metadata(r, *text);
             continue;
         }
+        // An sdist without advertised metadata is fill_metadata_from_sdists' to read.
+        if (r.metadata_url.empty() && !is_wheel(r)) continue;
         if (ctx.offline) {
             offline.push_back(redact_url(r.url));
             continue;
         }
         if (!r.metadata_url.empty()) advertised.push_back(i);
-        else if (is_wheel(r)) ranged.push_back(i);
-        else sidecar.push_back(i);   // an sdist: a sidecar, if the server has one; else fill_metadata_from_sdists
+        else ranged.push_back(i);
     }
     if (!offline.empty()) {
         std::string msg = "offline, and the metadata of these files is not in the cache:";
