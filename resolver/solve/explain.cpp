@@ -436,6 +436,41 @@ std::string driver_fix(SolvPool& sp, const std::vector<Job>& jobs, const std::ve
 
 }  // namespace
 
+std::optional<RelaxResult> unsatisfiable_outright(SolvPool& sp, const std::vector<Job>& jobs) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        std::vector<std::string> lines;
+        for (const Candidate* c : candidates_of(sp, jobs[j].dep)) {
+            std::string blocker = first_blocker(sp, *c);
+            if (blocker.empty()) {
+                lines.clear();
+                break;
+            }
+            if (std::string line = c->label() + " " + blocker; std::find(lines.begin(), lines.end(), line) == lines.end())
+                lines.push_back(line);
+        }
+        if (lines.empty()) continue;   // a candidate may install, or none matches (libsolv names that)
+        // Only where no other requirement's candidates depend on this project: otherwise libsolv
+        // names those requirements too (torchvision==0.10.1+cu111 beside a torch no build of which
+        // runs), and the explanation loosens them.
+        std::set<std::string> names;
+        for (const Candidate* c : candidates_of(sp, jobs[j].dep)) {
+            names.insert(c->record.name);
+            if (!c->dist.empty()) names.insert(c->dist);
+        }
+        for (size_t k = 0; k < jobs.size(); ++k) {
+            if (k == j) continue;
+            for (const Candidate* c : candidates_of(sp, jobs[k].dep))
+                for (const auto& d : c->deps)
+                    if (names.count(dep_name(d))) return std::nullopt;
+        }
+        RelaxResult r;
+        r.problems = std::move(lines);
+        r.blamed = {j};
+        return r;
+    }
+    return std::nullopt;
+}
+
 std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<std::string>& problems,
                             const std::vector<size_t>& blamed_jobs, const Resolve& solve_relaxed) {
     // The searches below ask for the same relaxed problem more than once (one requirement
@@ -443,37 +478,13 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
     // once on the one pool. A solve is the cost here (libsolv's rules for every build of a
     // loosened name), so the memo is what keeps an unsatisfiable answer near a solve's time.
     std::map<std::vector<std::string>, RelaxResult> solved;
-    // A relaxed problem where every candidate of one requirement needs something nothing
-    // provides is unsatisfiable without a solve (libsolv would spend one building rules for every
-    // build its names reach, ~500k for python's pip -> 800 setuptools): the lines are libsolv's
-    // own for that case, the best candidate first, and that requirement is blamed.
-    auto blocked_outright = [&](const std::vector<Job>& relaxed) -> std::optional<RelaxResult> {
-        for (size_t j = 0; j < relaxed.size(); ++j) {
-            std::vector<std::string> lines;
-            for (const Candidate* c : candidates_of(sp, relaxed[j].dep)) {
-                std::string blocker = first_blocker(sp, *c);
-                if (blocker.empty()) {
-                    lines.clear();
-                    break;
-                }
-                if (std::string line = c->label() + " " + blocker; std::find(lines.begin(), lines.end(), line) == lines.end())
-                    lines.push_back(line);
-            }
-            if (lines.empty()) continue;   // a candidate may install, or none matches (libsolv names that)
-            RelaxResult r;
-            r.problems = std::move(lines);
-            r.blamed = {j};
-            return r;
-        }
-        return std::nullopt;
-    };
     auto resolve = [&](const std::vector<Job>& relaxed) {
         std::vector<std::string> key;
         key.reserve(relaxed.size());
         for (const auto& j : relaxed) key.push_back(j.dep);
         auto it = solved.find(key);
         if (it == solved.end()) {
-            auto outright = blocked_outright(relaxed);
+            auto outright = unsatisfiable_outright(sp, relaxed);
             it = solved.emplace(std::move(key), outright ? std::move(*outright) : solve_relaxed(relaxed)).first;
         }
         return it->second;

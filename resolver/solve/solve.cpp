@@ -418,7 +418,15 @@ SolveOutcome solve(const SolveInput& input) {
         // favoured candidates the later wins (libsolv test/testcases/favor/favor.t), so the best last.
         // Two are favoured for one name when the lock's build is in two channels (flexible priority).
         std::sort(favored.begin(), favored.end(), [&](Id a, Id b) { return sp.candidate(a)->rank < sp.candidate(b)->rank; });
-        Attempt a = run(sp, jobs, favored);
+        // Decided without libsolv when one requirement's every candidate needs what nothing
+        // provides (explain.hpp): an unsatisfiable answer then costs no solve at all.
+        Attempt a;
+        if (auto outright = unsatisfiable_outright(sp, jobs)) {
+            a.problems = std::move(outright->problems);
+            a.blamed_jobs = std::move(outright->blamed);
+        } else {
+            a = run(sp, jobs, favored);
+        }
         if (!a.solved) {
             if (first_failure.empty()) {
                 first_failure = explain_failure(sp, jobs, a.problems, a.blamed_jobs,

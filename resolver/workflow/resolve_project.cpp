@@ -489,6 +489,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     ResolveResult result;
     const bool to_stdout = o.output == "-";
     fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
+    result.fetched = ctx.transport.tally;
     // The knowledge base loads on the other core while the spec and the previous lock are read
     // (each a few ms; together most of a re-resolve that reuses its lock).
     auto knowledge_loading = std::async(std::launch::async, [&o] { return knowledge::load(o.knowledge_files); });
@@ -633,6 +634,13 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     }
     std::string python = python_of(spec);
     request.marker_env = pep508::MarkerEnv::for_target(python.empty() ? "3.8" : python, platform);
+    try {
+        std::string minor = python.empty() ? "3.8" : python;
+        if (auto dot = minor.find('.', minor.find('.') + 1); dot != std::string::npos) minor.resize(dot);
+        request.target_tags = wheel::compatible_tags(minor, platform, in.targets.front().target.glibc);
+    } catch (const InputError&) {
+        // An unknown platform: metadata from the first wheel listed.
+    }
 
     // Git sources: their version comes from the revision, their commit from the remote (or
     // the previous lock), their name and requirements from their own packaging files, plus
