@@ -76,6 +76,8 @@ struct ResolveResult {
     bool reused = false;
     // The lock file already held exactly these bytes (reused, or solved to the same lock).
     bool file_unchanged = false;
+    // What this run fetched over the network (index documents, metadata reads, bytes).
+    std::shared_ptr<const fetch::FetchTally> fetched;
 };
 
 ResolveResult resolve_project(const ResolveOptions& options);
