@@ -42,7 +42,7 @@ struct ClosureRequest {
     // For an explanation of an unsatisfiable spec: the projects the spec names also read their
     // newest `beyond_window` releases outside the constraints, so the pins can be loosened over them.
     bool beyond_constraints = false;
-    size_t beyond_window = 8;
+    size_t beyond_window = 40;
     // Reads an sdist's requirements from its setup.py/setup.cfg/pyproject.toml when its
     // PKG-INFO lists none (see fill_metadata_from_sdists); empty: sdists stay unknown.
     PackageReader read_package;

@@ -231,7 +231,9 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
     std::vector<Id> out;
     auto id_of = [&](size_t index) { return first_id_ + static_cast<Id>(index); };
 
-    auto pypi_matches = [&](const std::string& text) {
+    // stand_ins: whether a stand-in for unread versions may match. Not where the match is what a
+    // candidate conflicts with (an advisory's other member): a stand-in binds to no advisory.
+    auto pypi_matches = [&](const std::string& text, bool stand_ins = true) {
         std::vector<Id> ids;
         auto req = pep508::Requirement::parse(text);
         auto it = by_dist_.find(req.normalized_name);
@@ -242,7 +244,7 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
             for (size_t i : it->second) {
                 const auto& c = cands_[i];
                 if (!req.url.empty() && c.kind != CandKind::source) continue;
-                if (c.satisfies(req.specifier, pre)) ids.push_back(id_of(i));
+                if ((stand_ins || c.unread.empty()) && c.satisfies(req.specifier, pre)) ids.push_back(id_of(i));
             }
         }
         return ids;
@@ -289,7 +291,7 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         return {ids.begin(), ids.end()};
     }
     // "advisory\tID\tREQUIREMENT" or "advisory\tID\tcudaat\tSPEC": the other member of the pair.
-    if (kind == "advisory") return f.at(2) == "cudaat" ? compute("cudaat\t" + f.at(3)) : pypi_matches(f.at(2));
+    if (kind == "advisory") return f.at(2) == "cudaat" ? compute("cudaat\t" + f.at(3)) : pypi_matches(f.at(2), false);
     if (kind == "exactly") return {id_of(std::stoul(f.at(1)))};
     if (kind == "pypiextra") {
         auto req = pep508::Requirement::parse(f.at(2));
