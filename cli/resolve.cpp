@@ -174,7 +174,6 @@ void add_resolve(CLI::App& app, int& exit_code) {
         }
         if (r.lock_path != "-") info << "wrote " << out.out(r.lock_path, Output::Style::bold) << ": ";
         info << r.lock.packages.size() << " packages";
-        if (r.bytes_fetched) info << "; " << human_bytes(r.bytes_fetched) << " fetched";
         if (!r.lock.toolchain.nvcc.empty())
             info << "; nvcc " << r.lock.toolchain.nvcc << " (" << r.lock.toolchain.nvcc_from << "), gcc "
                  << r.lock.toolchain.gcc << ", TORCH_CUDA_ARCH_LIST=" << r.lock.toolchain.cuda_arch_list;

@@ -808,7 +808,6 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     in.unread.clear();
     result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());
     result.solved = outcome.solved;
-    result.bytes_fetched = tally.bytes();
     if (!outcome.solved) {
         result.explanation = outcome.explanation;
         // The pins bounded which releases were read; the nearest working set lies beyond them.
@@ -840,7 +839,6 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         report_reads(explain_stage);
         explain_stage.finished();
         ctx.transport.progress = nullptr;
-        result.bytes_fetched = tally.bytes();
         return result;
     }
     result.lock = std::move(outcome.lock);

@@ -74,7 +74,6 @@ struct ResolveResult {
     // The previous lock was current (same inputs, indexes unchanged) and proved again: it is
     // the result, and the file was left as it was.
     bool reused = false;
-    std::uint64_t bytes_fetched = 0;               // what the indexes sent this run (0: all from the cache)
 };
 
 ResolveResult resolve_project(const ResolveOptions& options);
