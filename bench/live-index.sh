@@ -61,7 +61,7 @@ run_uv() {   # dir cache out
 # name==version of every PyPI package of a lock / of uv's output, sorted.
 versions_of_lock() {
   awk '/^  - pypi: /{p=1} /^  - (conda|source): /{p=0} p && /^    name: /{n=$2} p && /^    version: /{gsub(/"/,"",n); v=$2; gsub(/"/,"",v); print n "==" v; p=0}' "$1" |
-    sed 's/+[^=]*$//' | tr 'A-Z_.' 'a-z--' | sed 's/==\(.*\)/==\1/' | sort -u
+    sed 's/+[^=]*$//' | awk -F'==' '{n=tolower($1); gsub(/[_.]/,"-",n); print n "==" $2}' | sort -u
 }
 versions_of_uv() { grep -E '^[A-Za-z0-9]' "$1" | sed 's/ .*//' | awk -F'==' '{n=tolower($1); gsub(/[_.]/,"-",n); print n "==" $2}' | sort -u; }
 
