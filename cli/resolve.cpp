@@ -35,6 +35,7 @@ void show_step(Progress& p, const ResolveStep& s) {
         case Stage::solve:
             // Rounds after the first read further what a solve reached unread.
             if (!s.finished) p.update(s.round <= 1 ? std::string("Solving") : "Solving, round " + std::to_string(s.round) + ": " + human_bytes(s.bytes) + reads_text(s));
+            else if (s.unsolved) p.clear();   // the explanation follows; "Solved in" would say the opposite
             else p.finish("Solved in " + seconds_text(s.seconds) + (s.round > 1 ? " (" + std::to_string(s.round) + " rounds" + reads_text(s) + ")" : std::string()), s.seconds);
             break;
         case Stage::explain:

@@ -36,6 +36,7 @@ struct ResolveStep {
     std::size_t pages = 0;          // indexes, solve, explain: PyPI project pages read so far
     std::size_t metadata = 0;       // indexes, solve, explain: versions whose metadata was read so far
     std::size_t round = 0;          // solve: which solve of the rounds over wider windows (1 first)
+    bool unsolved = false;          // solve finished: no environment satisfies the spec (the explanation says why)
 };
 
 struct ResolveOptions {
