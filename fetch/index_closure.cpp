@@ -248,29 +248,6 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
     return out;
 }
 
-// The file whose metadata stands for its version's: files of one version share their
-// Requires-Dist, so one read per version, from a wheel the target can take (the best tags),
-// else any wheel, else the sdist (whose metadata can only be had by building it).
-const IndexRecord* probe_of_version(const std::vector<const IndexRecord*>& files, const std::optional<wheel::TagRanks>& tags) {
-    const IndexRecord* best = nullptr;
-    int best_rank = -1;
-    for (const IndexRecord* r : files) {
-        if (!is_wheel(*r)) continue;
-        int rank = -1;
-        if (tags) {
-            try {
-                rank = tags->best(wheel::WheelName::parse(r->filename));
-            } catch (const InputError&) {
-            }
-        }
-        if (!best || (rank >= 0 && (best_rank < 0 || rank < best_rank))) {
-            best = r;
-            best_rank = rank;
-        }
-    }
-    return best ? best : files.front();
-}
-
 // The PyPI part of the closure, breadth first, a wave at a time: every page of a wave is
 // fetched at once, then every metadata file its windows add, so a cold resolve waits on a few
 // round trips, not on one per project. A project's requirements grow as the versions that
@@ -283,6 +260,14 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     if (!request.python.empty()) python = pep440::Version::try_parse(request.python);
     std::optional<wheel::TagRanks> tags;
     if (!request.tags.empty()) tags.emplace(request.tags);
+    const wheel::TagRanks target_ranks(request.target_tags);
+    auto rank_for_target = [&](const IndexRecord& r) {
+        try {
+            return target_ranks.best(wheel::WheelName::parse(r.filename));
+        } catch (const InputError&) {
+            return -1;
+        }
+    };
     std::map<std::string, pep440::SpecifierSet> specifiers;   // each requirement's text parsed once
     auto specifier = [&](const std::string& text) -> const pep440::SpecifierSet* {
         auto it = specifiers.find(text);
@@ -382,11 +367,13 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 p.read.insert(version);
                 bool known = std::all_of(files.begin(), files.end(), [](const IndexRecord* r) { return r->depends_known; });
                 if (known) continue;   // the page said (the PyPI JSON API lists requires_dist)
-                probes.push_back(*probe_of_version(files, tags));
+                IndexRecords candidates;
+                for (const IndexRecord* r : files) candidates.push_back(*r);
+                probes.push_back(std::move(candidates[metadata_source(candidates, rank_for_target)]));
                 probed.push_back({name, version});
             }
         }
-        fill_metadata_any_way(probes, ctx);
+        for (auto& note : fill_metadata_any_way(probes, ctx)) out.read_notes.push_back(std::move(note));
         // A version with only an sdist: its PKG-INFO, else its setup files read statically.
         fill_metadata_from_sdists(probes, ctx, request.read_package);
         out.metadata_read += probes.size();
@@ -429,7 +416,7 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     // can only be had by building it), and the files of the versions no window reached.
     out.pypi.clear();
     out.unread.clear();
-    out.notes.clear();
+    out.notes = out.read_notes;
     for (auto& [name, p] : out.projects) {
         ParsedVersions& versions_of = parsed_of[name];
         auto must = must_of(name);

@@ -26,6 +26,9 @@ struct ClosureRequest {
     // version read satisfies all of them, as every version the solve may take does.
     std::map<std::string, std::vector<std::string>> constraints;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
+    // The target's wheel tags, best first (wheel::compatible_tags): a version's metadata is read
+    // from the wheel the target installs best (see metadata_source). Empty: the first wheel listed.
+    std::vector<wheel::Tag> target_tags;
     // What the page alone tells of a version before its metadata is read: Requires-Python
     // against `python` (empty: not checked) and whether some file is an sdist or a wheel whose
     // tags are in `tags` (empty: every wheel counts). Versions that fail come after the others
@@ -74,6 +77,7 @@ struct IndexClosure {
     // What was read, so a later round (read_more_pypi) reads only what is new.
     std::map<std::string, ProjectRead> projects;
     std::map<std::string, IndexRecords> find_links_left;   // find-links records of projects not reached yet
+    std::vector<std::string> read_notes;   // what reading metadata said (whole files downloaded), every round
     std::size_t pages_read = 0;            // PyPI project pages fetched
     std::size_t metadata_read = 0;         // versions whose metadata was read
 };
