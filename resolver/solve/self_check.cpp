@@ -142,25 +142,29 @@ struct Checker {
             } catch (const InputError&) {
             }
         }
-        collect_extras();
+        asked_extras();
     }
 
-    // The extras asked of each project: by the spec's requirements, and by the Requires-Dist
-    // lines of chosen packages that apply, given the extras asked of those packages in turn
-    // (attrs asks attrs[tests] only under its own extra "cov"; nobody asking for cov, tests is
-    // not asked either). Until nothing more is asked.
-    void collect_extras() {
+    // The extras some requirement asks of a project ("mmdet[tracking]"), from the spec and from
+    // the chosen packages' Requires-Dist lines whose marker holds. A line's marker may name the
+    // extras of its own package (contourpy's `contourpy[bokeh,docs]; extra == "mypy"` holds only
+    // where contourpy[mypy] is asked for), so the set grows until nothing more is asked.
+    void asked_extras() {
+        auto ask = [&](const pep508::Requirement& req) {
+            bool grew = false;
+            for (const auto& e : req.extras) grew = extras_asked[req.normalized_name].insert(pep508::normalize_name(e)).second || grew;
+            return grew;
+        };
         for (const auto& r : in.spec.requirements) {
             if (r.ecosystem == "conda") continue;
             try {
                 auto req = pep508::Requirement::parse(r.text);
-                if (!applies(req)) continue;
-                for (const auto& e : req.extras) extras_asked[req.normalized_name].insert(pep508::normalize_name(e));
+                if (applies(req)) ask(req);
             } catch (const InputError&) {
             }
         }
-        for (bool more = true; more;) {
-            more = false;
+        for (bool grew = true; grew;) {
+            grew = false;
             for (const auto& r : chosen) {
                 if (r.ecosystem == Ecosystem::conda) continue;
                 std::set<std::string> own;
@@ -168,9 +172,7 @@ struct Checker {
                 for (const auto& d : r.depends) {
                     try {
                         auto req = pep508::Requirement::parse(d);
-                        if (req.extras.empty() || !applies(req, own)) continue;
-                        for (const auto& e : req.extras)
-                            more |= extras_asked[req.normalized_name].insert(pep508::normalize_name(e)).second;
+                        if (applies(req, own)) grew = ask(req) || grew;
                     } catch (const InputError&) {
                     }
                 }
@@ -203,7 +205,6 @@ struct Checker {
                 continue;
             }
             if (pypi) {
-                for (const auto& e : pypi->extras) extras_asked[pypi->normalized_name].insert(pep508::normalize_name(e));
                 if (!applies(*pypi)) continue;
                 std::string found = pypi_holds(*pypi);
                 // Either ecosystem: a conda record that matches the text as a MatchSpec also does.
