@@ -128,12 +128,6 @@ std::string cxx_beside(const std::string& cc) {
     return (p.parent_path() / cxx).string();
 }
 
-// The toolkit's release from its nvcc: "13.0.88" ("" when it does not run).
-std::string nvcc_release(const std::string& nvcc) {
-    auto r = run_process({nvcc, "--version"}, 30);
-    return r.exit_code == 0 ? parse_nvcc_release(r.out) : "";
-}
-
 std::vector<int> nvcc_gpu_sms(const std::string& nvcc, const std::vector<std::string>& known) {
     std::vector<std::string> archs = known;
     if (archs.empty()) {
