@@ -521,6 +521,7 @@ BuildToolkit build_toolkit(const PrefixScan& scan, const DoctorMachine& m, const
                     if (r.name == lock->toolchain.nvcc_from.substr(6) && r.stand_in) {
                         b.stand_in = r.name + " " + r.version + " (" + r.json + ")";
                         b.version = knowledge::major_minor(lock->toolchain.nvcc);
+                        b.from += "; a stand-in with no compiler in it";
                     }
             return b;
         }

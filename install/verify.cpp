@@ -245,6 +245,10 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
                     conda_fix = "`envlock install --repair` restores modified files; a package made for another platform or glibc needs a lock for this machine (`envlock resolve`)";
                 } else {
                     candidates.emplace_back(fs::path(found.path).parent_path().parent_path().string(), release);
+                    // Another release than the lock's: the prefix was not installed from this lock.
+                    if (major_minor(release) != want)
+                        conda_fix = "install the lock into the environment (`envlock install`), which puts its " + package + " " + tc.nvcc +
+                                    " at <prefix>/bin/nvcc";
                 }
             }
         }

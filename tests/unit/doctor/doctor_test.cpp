@@ -306,7 +306,7 @@ TEST_CASE("a finding `install --repair` would not change is fixed by a new lock,
     auto r = install::diagnose(install::scan_prefix(p.root()), quiet_machine(), K(), &lock, "envlock.yaml", &nothing);
     const auto* f = find_check(r, "requirement");
     REQUIRE_MESSAGE(f, describe(r));
-    CHECK(f->fix.find("--repair would change nothing") != std::string::npos);
+    CHECK(f->fix.find("(`envlock install --repair` would change nothing)") != std::string::npos);
     CHECK(f->fix.find("re-resolve it (`envlock resolve`)") != std::string::npos);
     CHECK(f->fix.find("envlock install envlock.yaml --repair") == std::string::npos);
 
