@@ -34,9 +34,9 @@ public:
 
     void update(const std::string& text);    // the step as it runs
     void finish(const std::string& text, double seconds);    // the step's outcome line
+    void clear();                            // the running line gone, no outcome line
 
 private:
-    void clear();
     const Output o_;
     bool drawn_ = false;
     long long last_draw_ms_ = 0;

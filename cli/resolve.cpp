@@ -27,6 +27,7 @@ void show_step(Progress& p, const ResolveStep& s) {
             break;
         case Stage::solve:
             if (!s.finished) p.update("Solving");
+            else if (s.unsolved) p.clear();   // the explanation follows; "Solved in" would say the opposite
             else p.finish("Solved in " + seconds_text(s.seconds), s.seconds);
             break;
     }

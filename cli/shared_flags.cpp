@@ -14,6 +14,8 @@ void add_machine_flags(CLI::App* cmd, MachineFlags& f) {
     cmd->add_option("--glibc", f.glibc, "glibc version, e.g. 2.31");
     cmd->add_option("--cpu-flags", f.cpu_flags, "CPU flags, comma-separated, e.g. avx,avx2,fma");
     cmd->add_option("--platform", f.platform, "Conda platform: linux-64, linux-aarch64, osx-arm64, win-64 …");
+    cmd->add_option("--kernel", f.kernel, "Linux kernel release of a linux target, e.g. 5.15.0 (conda's __linux)");
+    cmd->add_option("--osx", f.osx, "macOS version of an osx target, e.g. 13.6 (conda's __osx)");
 }
 
 TargetOverrides overrides_of(const MachineFlags& f) {
@@ -23,6 +25,8 @@ TargetOverrides overrides_of(const MachineFlags& f) {
     if (!f.cuda_driver.empty()) o.cuda_driver = f.cuda_driver;
     if (!f.glibc.empty()) o.glibc = f.glibc;
     if (!f.platform.empty()) o.platform = f.platform;
+    if (!f.kernel.empty()) o.kernel = f.kernel;
+    if (!f.osx.empty()) o.osx = f.osx;
     if (!f.cpu_flags.empty()) {
         std::vector<std::string> flags;
         std::istringstream in(f.cpu_flags);

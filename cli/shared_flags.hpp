@@ -13,7 +13,7 @@ namespace envlock::cli {
 
 struct MachineFlags {
     std::vector<std::string> gpus;
-    std::string driver, cuda_driver, glibc, cpu_flags, platform;
+    std::string driver, cuda_driver, glibc, cpu_flags, platform, kernel, osx;
 };
 
 void add_machine_flags(CLI::App* cmd, MachineFlags& flags);

@@ -150,6 +150,9 @@ void detect_machine(const DetectRoots& r, Target& t) {
     std::string version = read_file(proc / "version").value_or("");
     std::string probe = lower(t.kernel + " " + version);
     t.wsl = probe.find("microsoft") != std::string::npos || probe.find("wsl") != std::string::npos;
+    // conda's __osx is the macOS version (conda/plugins/virtual_packages/osx.py: mac_ver()).
+    if (t.platform.rfind("osx", 0) == 0)
+        if (auto plist = read_file(fs::path(r.mac_system_version))) t.osx = parse_mac_product_version(*plist);
 
     if (auto cpuinfo = read_file(proc / "cpuinfo")) {
         int processors = 0;
@@ -371,6 +374,12 @@ std::string parse_glibc_from_ldd(const std::string& output) {
     return std::regex_search(ls.front(), m, re) ? std::string(m[1]) : std::string();
 }
 
+std::string parse_mac_product_version(const std::string& plist) {
+    static const std::regex re(R"(<key>ProductVersion</key>\s*<string>\s*([0-9]+(\.[0-9]+){0,2})\s*</string>)");
+    std::smatch m;
+    return std::regex_search(plist, m, re) ? std::string(m[1]) : std::string();
+}
+
 std::string parse_nvcc_release(const std::string& output) {
     static const std::regex full(R"(release ([0-9]+\.[0-9]+), V([0-9]+\.[0-9]+\.[0-9]+))");
     static const std::regex short_(R"(release ([0-9]+\.[0-9]+))");
@@ -472,11 +481,29 @@ Target apply_overrides(Target t, const TargetOverrides& o, const kb::Knowledge& 
         }
         t.given.push_back("cpu-flags");
     }
+    if (o.kernel) {
+        if (linux_version(*o.kernel) == "0") throw InputError("--kernel '" + *o.kernel + "': expected a Linux kernel release such as 5.15.0");
+        t.kernel = *o.kernel;
+        t.given.push_back("kernel");
+    }
+    if (o.osx) {
+        if (!is_version(*o.osx, 1, 3)) throw InputError("--osx '" + *o.osx + "': expected a macOS version such as 13.6");
+        t.osx = *o.osx;
+        t.given.push_back("osx");
+    }
     if (o.platform) {
         static const std::set<std::string> known = {"linux-64", "linux-aarch64", "linux-ppc64le", "linux-s390x", "linux-32",
                                                     "osx-64", "osx-arm64", "win-64", "win-32", "win-arm64"};
         if (!known.count(*o.platform))
             throw InputError("--platform '" + *o.platform + "': expected one of linux-64, linux-aarch64, linux-ppc64le, osx-64, osx-arm64, win-64");
+        // The host's own OS facts do not describe a machine of another OS family: a linux host's
+        // kernel and glibc are not an osx target's (conda has __glibc and __linux on linux only).
+        auto family = [](const std::string& p) { return p.substr(0, p.find('-')); };
+        if (family(*o.platform) != family(t.platform)) {
+            if (!o.kernel) t.kernel.clear();
+            if (!o.glibc) t.glibc.clear();
+            if (!o.osx) t.osx.clear();
+        }
         t.platform = *o.platform;
         t.given.push_back("platform");
     }

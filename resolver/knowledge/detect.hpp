@@ -18,6 +18,8 @@ struct DetectRoots {
     std::string sys = "/sys";
     std::string usr_local = "/usr/local";       // cuda, cuda-X.Y toolkits live here
     std::string wsl_lib = "/usr/lib/wsl/lib";   // nvidia-smi on WSL
+    // macOS's version (ProductVersion), what `sw_vers` and Python's platform.mac_ver() read.
+    std::string mac_system_version = "/System/Library/CoreServices/SystemVersion.plist";
     std::string path_env;                       // PATH: gcc*, clang*, nvcc, nvidia-smi, ldd
     std::string cuda_home;                      // $CUDA_HOME (else $CUDA_PATH)
     std::string sysname, machine;               // uname: "Linux", "x86_64"
@@ -37,7 +39,9 @@ struct TargetOverrides {
     std::optional<std::string> cuda_driver;             // "12.0": the driver's CUDA, wins over --driver's
     std::optional<std::string> glibc;                   // "2.31"
     std::optional<std::vector<std::string>> cpu_flags;  // replaces the CPU flags
-    std::optional<std::string> platform;                // linux-64 …
+    std::optional<std::string> platform;                // linux-64 …; another OS family drops the host's kernel/glibc/macOS facts
+    std::optional<std::string> kernel;                  // "5.15.0": a linux target's kernel (conda's __linux)
+    std::optional<std::string> osx;                     // "13.6": an osx target's macOS version (conda's __osx)
 };
 
 // A target file's GPUs given by name only ("name: NVIDIA A10G", no sm) get their sm from the
@@ -51,5 +55,6 @@ std::string conda_platform(const std::string& sysname, const std::string& machin
 std::string parse_nvidia_proc_version(const std::string& text);   // /proc/driver/nvidia/version -> "535.104.05"
 std::string parse_glibc_from_ldd(const std::string& ldd_version_output);   // "ldd (GNU libc) 2.31" -> "2.31"
 std::string parse_nvcc_release(const std::string& nvcc_version_output);    // -> "11.1.105" (or "11.1")
+std::string parse_mac_product_version(const std::string& system_version_plist);   // -> "13.6.1", "" when absent
 
 }  // namespace envlock

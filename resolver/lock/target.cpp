@@ -16,8 +16,30 @@ bool binary_feature_flag(const std::string& flag) {
 
 }  // namespace
 
-Target locked_facts(Target t) {
+std::string linux_version(const std::string& release) {
+    if (release.empty()) return "";
+    // \d+\.\d+(\.\d+)?(\.\d+)? at the start (conda/plugins/virtual_packages/linux.py).
+    std::size_t i = 0, parts = 0, end = 0;
+    while (parts < 4) {
+        std::size_t start = i;
+        while (i < release.size() && release[i] >= '0' && release[i] <= '9') ++i;
+        if (i == start) break;
+        ++parts;
+        end = i;
+        if (i >= release.size() || release[i] != '.') break;
+        ++i;
+    }
+    return parts >= 2 ? release.substr(0, end) : "0";
+}
+
+Target without_kernel(Target t) {
     t.kernel.clear();
+    return t;
+}
+
+Target locked_facts(Target t) {
+    t.kernel = t.platform.rfind("linux", 0) == 0 ? linux_version(t.kernel) : "";
+    if (t.platform.rfind("osx", 0) != 0) t.osx.clear();
     t.cpu_model.clear();
     t.cores = 0;
     t.memory_bytes = 0;

@@ -27,7 +27,8 @@ struct HostCompiler {
 
 struct Target {
     std::string platform;               // linux-64, linux-aarch64, osx-arm64, win-64 …
-    std::string kernel;                 // uname release
+    std::string kernel;                 // uname release; conda's __linux is read from it (linux_version)
+    std::string osx;                    // macOS version of an osx target, "13.6": conda's __osx
     bool wsl = false;
     std::string glibc;                  // "2.36"; empty where there is none
     std::string cpu_model;
@@ -45,10 +46,20 @@ struct Target {
 };
 
 // The facts a lock keeps of a target: what the solve and the toolchain depend on (platform,
-// glibc, WSL, the driver and its CUDA, each GPU's sm, the CPU feature levels binaries need,
-// compilers by kind and version, toolkits), in a stable order. Not the inventory `detect`
-// shows (kernel, CPU model, cores, memory, compiler paths, ~90 CPU flags), so that a colleague
-// on an equivalent machine re-resolves to the same bytes.
+// glibc, macOS version, WSL, the driver and its CUDA, each GPU's sm, the CPU feature levels
+// binaries need, compilers by kind and version, toolkits), in a stable order. Not the inventory
+// `detect` shows (CPU model, cores, memory, compiler paths, ~90 CPU flags), so that a colleague
+// on an equivalent machine re-resolves to the same bytes. A linux target's kernel stays, as
+// conda's __linux version ("5.15.0"), for the solve; the lock keeps it only where a chosen
+// package depends on __linux's version (the solve drops it otherwise: without_kernel).
 Target locked_facts(Target t);
+
+// conda's __linux version of a kernel release (conda's linux virtual package plugin: the first
+// three or four numeric components, "5.15.0" of "5.15.0-91-generic"; "0" when the release does
+// not start with one, as conda; "" for an unknown kernel).
+std::string linux_version(const std::string& kernel_release);
+
+// The target as a lock records it when nothing chosen depends on the kernel.
+Target without_kernel(Target t);
 
 }  // namespace envlock

@@ -101,6 +101,7 @@ nlohmann::json target_to_json(const Target& t) {
     // The inventory fields are left out when empty: a lock's targets hold only locked_facts().
     j["platform"] = or_null(t.platform);
     if (!t.kernel.empty()) j["kernel"] = t.kernel;
+    if (!t.osx.empty()) j["osx"] = t.osx;
     j["wsl"] = t.wsl;
     j["glibc"] = or_null(t.glibc);
     if (!t.cpu_model.empty()) j["cpu-model"] = t.cpu_model;
@@ -133,6 +134,7 @@ std::string target_to_yaml(const Target& t) {
     e << YAML::BeginMap;
     e << YAML::Key << "platform" << YAML::Value; str(t.platform);
     if (!t.kernel.empty()) { e << YAML::Key << "kernel" << YAML::Value; str(t.kernel); }
+    if (!t.osx.empty()) { e << YAML::Key << "osx" << YAML::Value; str(t.osx); }
     e << YAML::Key << "wsl" << YAML::Value << t.wsl;
     e << YAML::Key << "glibc" << YAML::Value; str(t.glibc);
     if (!t.cpu_model.empty()) { e << YAML::Key << "cpu-model" << YAML::Value; str(t.cpu_model); }
@@ -190,7 +192,7 @@ Target target_from_text(const std::string& text, const std::string& filename) {
 Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
     Reader r{filename};
     if (!root.IsMap()) throw InputError(filename + ":1: expected a target mapping (platform, glibc, gpus …) as written by `envlock detect`");
-    r.only_keys(root, {"platform", "kernel", "wsl", "glibc", "cpu-model", "cpu-flags", "cores", "memory-bytes", "driver",
+    r.only_keys(root, {"platform", "kernel", "osx", "wsl", "glibc", "cpu-model", "cpu-flags", "cores", "memory-bytes", "driver",
                        "driver-cuda", "gpus", "compilers", "cuda-toolkits", "given"}, "");
     Target t;
     const YAML::Node& croot = root;   // const lookups never insert keys
@@ -202,6 +204,7 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
             r.fail(n, "platform: expected one of linux-64, linux-aarch64, linux-ppc64le, osx-64, osx-arm64, win-64, got '" + t.platform + "'");
     }
     if (auto n = get("kernel")) t.kernel = r.string(n, "kernel");
+    if (auto n = get("osx")) t.osx = r.version(n, "osx", 1, 3, "13.6");
     if (auto n = get("wsl")) t.wsl = r.boolean(n, "wsl");
     if (auto n = get("glibc")) t.glibc = r.version(n, "glibc", 2, 3, "2.31");
     if (auto n = get("cpu-model")) t.cpu_model = r.string(n, "cpu-model");
@@ -247,10 +250,10 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
             t.toolkits.push_back(tk);
         });
     if (auto n = get("given")) {
-        static const std::set<std::string> keys = {"platform", "glibc", "cpu-flags", "driver", "driver-cuda", "gpus"};
+        static const std::set<std::string> keys = {"platform", "kernel", "osx", "glibc", "cpu-flags", "driver", "driver-cuda", "gpus"};
         t.given = r.strings(n, "given");
         for (const auto& g : t.given)
-            if (!keys.count(g)) r.fail(n, "given: expected fact names among platform, glibc, cpu-flags, driver, driver-cuda, gpus, got '" + g + "'");
+            if (!keys.count(g)) r.fail(n, "given: expected fact names among platform, kernel, osx, glibc, cpu-flags, driver, driver-cuda, gpus, got '" + g + "'");
     }
     return t;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Target <-> YAML/JSON, the form `envlock detect` prints and `--target FILE` reads back
 // (round trip: detect > t.yaml; detect --target t.yaml gives the same target). Keys:
-//   platform, kernel, wsl, glibc, cpu-model, cpu-flags, cores, memory-bytes, driver, driver-cuda,
+//   platform, kernel, osx (macOS version), wsl, glibc, cpu-model, cpu-flags, cores, memory-bytes, driver, driver-cuda,
 //   gpus: [{name, sm}], compilers: [{kind, path, version}], cuda-toolkits: [{path, version, gpu-archs}]
 // Absent values are null (no driver, no glibc); a GPU of unknown capability has sm: null.
 #include <string>

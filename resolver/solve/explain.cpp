@@ -54,10 +54,36 @@ std::string driver_list(const SolveInput& input) {
     return out;
 }
 
+// What the targets say of one of conda's OS virtual packages (__linux, __osx, __glibc), and
+// how to say it where they do not.
+std::string os_fact(const SolveInput& in, const std::string& name) {
+    std::string out;
+    for (const auto& nt : in.targets) {
+        const Target& t = nt.target;
+        std::string fact;
+        if (name == "__linux")
+            fact = t.platform.rfind("linux", 0) != 0 ? "is " + t.platform
+                   : t.kernel.empty() ? "has a kernel not known (give --kernel, e.g. --kernel 5.15.0, or resolve --detect on the machine)"
+                                      : "has kernel " + linux_version(t.kernel);
+        else if (name == "__osx")
+            fact = t.platform.rfind("osx", 0) != 0 ? "is " + t.platform
+                   : t.osx.empty() ? "has a macOS version not known (give --osx, e.g. --osx 13.6)" : "has macOS " + t.osx;
+        else if (name == "__glibc")
+            fact = t.glibc.empty() ? "has no glibc known (give --glibc, e.g. --glibc 2.31)" : "has glibc " + t.glibc;
+        if (fact.empty()) continue;
+        out += (out.empty() ? "" : ", ") + std::string(in.targets.size() > 1 ? "target " + nt.name + " " : "the target ") + fact;
+    }
+    return out;
+}
+
 // Why a dependency nothing provides fails, in terms of the machine when it is a machine fact.
 std::string why_unprovided(SolvPool& sp, const std::string& argument) {
     const SolveInput& in = *sp.context().input;
     auto f = split_dep(argument);
+    if (f[0] == "conda" && f.size() > 1 && f[1].rfind("__", 0) == 0) {
+        std::string name = f[1].substr(0, f[1].find_first_of(" =<>!~["));
+        if (std::string fact = os_fact(in, name); !fact.empty()) return "needs " + describe_dep(argument) + "; " + fact;
+    }
     if (f[0] == "fact" && f.size() > 1) {
         if (f[1] == "gpu") return "needs " + describe_dep(argument) + "; the target has " + gpu_list(in);
         if (f[1] == "driver") return "needs " + describe_dep(argument) + "; the target has " + driver_list(in);
@@ -410,8 +436,59 @@ std::string driver_fix(SolvPool& sp, const std::vector<Job>& jobs, const std::ve
 
 }  // namespace
 
+std::optional<RelaxResult> unsatisfiable_outright(SolvPool& sp, const std::vector<Job>& jobs) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        std::vector<std::string> lines;
+        for (const Candidate* c : candidates_of(sp, jobs[j].dep)) {
+            std::string blocker = first_blocker(sp, *c);
+            if (blocker.empty()) {
+                lines.clear();
+                break;
+            }
+            if (std::string line = c->label() + " " + blocker; std::find(lines.begin(), lines.end(), line) == lines.end())
+                lines.push_back(line);
+        }
+        if (lines.empty()) continue;   // a candidate may install, or none matches (libsolv names that)
+        // Only where no other requirement's candidates depend on this project: otherwise libsolv
+        // names those requirements too (torchvision==0.10.1+cu111 beside a torch no build of which
+        // runs), and the explanation loosens them.
+        std::set<std::string> names;
+        for (const Candidate* c : candidates_of(sp, jobs[j].dep)) {
+            names.insert(c->record.name);
+            if (!c->dist.empty()) names.insert(c->dist);
+        }
+        for (size_t k = 0; k < jobs.size(); ++k) {
+            if (k == j) continue;
+            for (const Candidate* c : candidates_of(sp, jobs[k].dep))
+                for (const auto& d : c->deps)
+                    if (names.count(dep_name(d))) return std::nullopt;
+        }
+        RelaxResult r;
+        r.problems = std::move(lines);
+        r.blamed = {j};
+        return r;
+    }
+    return std::nullopt;
+}
+
 std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<std::string>& problems,
-                            const std::vector<size_t>& blamed_jobs, const Resolve& resolve) {
+                            const std::vector<size_t>& blamed_jobs, const Resolve& solve_relaxed) {
+    // The searches below ask for the same relaxed problem more than once (one requirement
+    // loosened, then the same set as the first step of the step-wise search): each is solved
+    // once on the one pool. A solve is the cost here (libsolv's rules for every build of a
+    // loosened name), so the memo is what keeps an unsatisfiable answer near a solve's time.
+    std::map<std::vector<std::string>, RelaxResult> solved;
+    auto resolve = [&](const std::vector<Job>& relaxed) {
+        std::vector<std::string> key;
+        key.reserve(relaxed.size());
+        for (const auto& j : relaxed) key.push_back(j.dep);
+        auto it = solved.find(key);
+        if (it == solved.end()) {
+            auto outright = unsatisfiable_outright(sp, relaxed);
+            it = solved.emplace(std::move(key), outright ? std::move(*outright) : solve_relaxed(relaxed)).first;
+        }
+        return it->second;
+    };
     const SolveInput& in = *sp.context().input;
     // Sections, each a list of lines; the derivation ("How the requirements collide") is cut
     // first to keep the message on one screen unless --verbose asks for all of it.
@@ -445,9 +522,11 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
         for (const auto& a : also_involved) line += (line.empty() ? "" : "; ") + a;
         why.push_back("Also involved (their candidates need what the above rules out): " + line);
     }
-    // "you asked for X" restates a spec line the sections above already name.
+    // "you asked for X" restates a spec line the sections above already name, and a build's
+    // blocker listed above is not said again below.
     for (const auto& line : problems)
-        if (line.rfind("you asked for ", 0) != 0) collide.push_back("  - " + line);
+        if (line.rfind("you asked for ", 0) != 0 && std::find(why.begin(), why.end(), "  - " + line) == why.end())
+            collide.push_back("  - " + line);
 
     if (std::string fix = driver_fix(sp, jobs, blamed_jobs); !fix.empty()) help.push_back("  - " + fix);
 

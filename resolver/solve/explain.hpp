@@ -3,6 +3,7 @@
 // for the smallest relaxation of the spec that solves, and recording which machine facts
 // and advisories changed the outcome of a successful solve.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct RelaxResult {
     std::vector<size_t> blamed;       // when not solved: the jobs its problems involve
 };
 using Resolve = std::function<RelaxResult(const std::vector<Job>&)>;
+
+// A problem where every candidate of one requirement needs something nothing provides is
+// unsatisfiable without a solve (libsolv would spend one building rules for every build its
+// names reach: ~500k for python -> pip -> 800 setuptools). The lines are libsolv's own for that
+// case (a build and what it needs), best candidate first; that requirement is blamed.
+std::optional<RelaxResult> unsatisfiable_outright(SolvPool& sp, const std::vector<Job>& jobs);
 
 // The whole explanation: what the blamed requirements could have been and why each
 // candidate does not fit, libsolv's chain, and the smallest relaxation that would solve.

@@ -385,11 +385,14 @@ void SolvPool::add_candidates() {
     };
     if (!t.driver_cuda.empty()) add_virtual("__cuda", t.driver_cuda);
     if (!t.glibc.empty()) add_virtual("__glibc", t.glibc);
+    // conda's virtual packages (conda/plugins/virtual_packages/{linux,osx}.py): __linux is the
+    // kernel release, __osx the macOS version; "0" where the target does not say (conda's own
+    // fallback for a kernel it cannot read), so a bare `__linux` holds and `__linux >=4.18` not.
     if (t.platform.rfind("linux", 0) == 0) {
-        add_virtual("__linux", "0");
+        add_virtual("__linux", t.kernel.empty() ? "0" : linux_version(t.kernel));
         add_virtual("__unix", "0");
     } else if (t.platform.rfind("osx", 0) == 0) {
-        add_virtual("__osx", "0");
+        add_virtual("__osx", t.osx.empty() ? "0" : t.osx);
         add_virtual("__unix", "0");
     } else if (t.platform.rfind("win", 0) == 0) {
         add_virtual("__win", "0");

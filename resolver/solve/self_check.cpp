@@ -32,7 +32,8 @@ std::string where(const Provenance& from) {
 }
 
 // conda's virtual packages for one machine, as conda reports them (`conda info`): __cuda is
-// the driver's CUDA, __glibc the C library, __linux/__unix/__osx/__win the OS family.
+// the driver's CUDA, __glibc the C library, __linux the kernel, __osx the macOS version,
+// __unix/__win the OS family.
 std::vector<IndexRecord> virtual_packages(const Target& t) {
     std::vector<IndexRecord> out;
     auto add = [&](const char* name, const std::string& version) {
@@ -45,10 +46,10 @@ std::vector<IndexRecord> virtual_packages(const Target& t) {
     if (!t.driver_cuda.empty()) add("__cuda", t.driver_cuda);
     if (!t.glibc.empty()) add("__glibc", t.glibc);
     if (t.platform.rfind("linux", 0) == 0) {
-        add("__linux", "0");
+        add("__linux", t.kernel.empty() ? "0" : linux_version(t.kernel));
         add("__unix", "0");
     } else if (t.platform.rfind("osx", 0) == 0) {
-        add("__osx", "0");
+        add("__osx", t.osx.empty() ? "0" : t.osx);
         add("__unix", "0");
     } else if (t.platform.rfind("win", 0) == 0) {
         add("__win", "0");

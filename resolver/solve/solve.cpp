@@ -186,6 +186,28 @@ std::map<Id, std::vector<std::string>> who_asked_for(SolvPool& sp, const std::ve
     return out;
 }
 
+// Whether the answer depends on the kernel: a chosen conda record depends on (or constrains)
+// __linux's version. Only then does the lock keep the kernel (#30: a lock records no host fact
+// that nothing depends on, so another machine with another kernel re-resolves to the same bytes).
+bool depends_on_kernel(const std::vector<const Candidate*>& chosen) {
+    auto on_kernel = [](const std::string& text) {
+        if (text.rfind("__linux", 0) != 0) return false;
+        try {
+            auto ms = conda::MatchSpec::parse(text);
+            return ms.name == "__linux" && !ms.version.is_any();
+        } catch (const InputError&) {
+            return false;
+        }
+    };
+    for (const Candidate* c : chosen) {
+        if (c->kind != CandKind::conda) continue;
+        if (std::any_of(c->record.depends.begin(), c->record.depends.end(), on_kernel) ||
+            std::any_of(c->record.constrains.begin(), c->record.constrains.end(), on_kernel))
+            return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 namespace {
@@ -396,7 +418,15 @@ SolveOutcome solve(const SolveInput& input) {
         // favoured candidates the later wins (libsolv test/testcases/favor/favor.t), so the best last.
         // Two are favoured for one name when the lock's build is in two channels (flexible priority).
         std::sort(favored.begin(), favored.end(), [&](Id a, Id b) { return sp.candidate(a)->rank < sp.candidate(b)->rank; });
-        Attempt a = run(sp, jobs, favored);
+        // Decided without libsolv when one requirement's every candidate needs what nothing
+        // provides (explain.hpp): an unsatisfiable answer then costs no solve at all.
+        Attempt a;
+        if (auto outright = unsatisfiable_outright(sp, jobs)) {
+            a.problems = std::move(outright->problems);
+            a.blamed_jobs = std::move(outright->blamed);
+        } else {
+            a = run(sp, jobs, favored);
+        }
         if (!a.solved) {
             if (first_failure.empty()) {
                 first_failure = explain_failure(sp, jobs, a.problems, a.blamed_jobs,
@@ -431,9 +461,13 @@ SolveOutcome solve(const SolveInput& input) {
         Lock& lock = outcome.lock;
         lock.spec = input.spec;
         lock.targets = input.targets;
+        bool kernel_kept = depends_on_kernel(chosen);
+        if (!kernel_kept)
+            for (auto& t : lock.targets) t.target = without_kernel(std::move(t.target));
         lock.knowledge_version = input.knowledge.version;
-        lock.content_hash = !input.content_hash.empty() ? input.content_hash
-                                                          : lock_content_hash(input.spec, input.targets, input.knowledge.version);
+        // input.content_hash is made over the targets without their kernels (solve.hpp).
+        lock.content_hash = !input.content_hash.empty() && !kernel_kept ? input.content_hash
+                                                                        : lock_content_hash(input.spec, lock.targets, input.knowledge.version);
         auto asked = who_asked_for(sp, jobs, a.installed);
         for (const Candidate* c : chosen) {
             Id self = sp.first_solvable() + static_cast<Id>(c - sp.candidates().data());

@@ -39,8 +39,10 @@ struct SolveInput {
     // What the repo's code does that advisories depend on: "numba-cuda",
     // "code-uses:torch.utils.tensorboard", "code-uses:numpy.float-aliases" …
     std::set<std::string> uses;
-    // lock_content_hash(spec, targets, knowledge.version) when the caller has made it already
-    // (a re-resolve checks it against the previous lock first); empty: the solve makes it.
+    // lock_content_hash(spec, targets without their kernels, knowledge.version) when the caller
+    // has made it already (a re-resolve checks it against the previous lock first); empty, or a
+    // lock that keeps the kernel (a chosen package depends on __linux's version): the solve
+    // makes it over the targets the lock records.
     std::string content_hash;
 };
 

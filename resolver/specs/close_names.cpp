@@ -48,8 +48,12 @@ std::vector<std::string> close_names(std::string_view wanted, const std::vector<
     for (const auto& k : known) {
         std::string f = folded(k);
         if (f == w || std::find(seen.begin(), seen.end(), f) != seen.end()) continue;
-        size_t dist = distance(w, f);
         bool prefix = w.size() >= 3 && (f.rfind(w, 0) == 0 || w.rfind(f, 0) == 0);
+        // The distance is at least the difference in length: most of an index's ~700k names
+        // are ruled out without the table.
+        size_t gap = f.size() > w.size() ? f.size() - w.size() : w.size() - f.size();
+        if (!prefix && gap > allowed) continue;
+        size_t dist = distance(w, f);
         if (dist <= allowed || prefix) {
             scored.emplace_back(prefix ? std::min(dist, allowed) : dist, k);
             seen.push_back(f);

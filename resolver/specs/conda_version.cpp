@@ -365,6 +365,10 @@ Node parse_leaf(std::string_view whole, std::string_view raw) {
         if (vo.front() == '=' || vo.front() == '<' || vo.front() == '>' || vo.front() == '!' || vo.front() == '~')
             invalid_spec(whole, "invalid operator '" + std::string(s.substr(0, k + 1)) + "'");
         bool prefix_star = vo.size() >= 2 && vo.substr(vo.size() - 2) == ".*";
+        // conda >= 25.9 reads "==1.0*" as the fuzzy "1.0*" (starts with 1.0), where older conda
+        // compared with a version literally named "1.0*" and matched nothing (found by #31's
+        // differential run against conda 25.7 and 26.7). "==1.9.*" keeps its exact reading.
+        if (op == "==" && !prefix_star && vo.back() == '*') return parse_leaf(whole, vo);
         if (prefix_star) {
             if (op == "~=") invalid_spec(whole, "invalid operator with '.*'");
             vo.remove_suffix(2);   // "=1.9.*" and ">=1.9.*" mean "=1.9" and ">=1.9"; conda ignores it elsewhere

@@ -62,10 +62,10 @@ public:
     explicit VersionParser(std::string_view lowered) : s_(lowered) {}
 
     struct Parts {
-        int epoch = 0;
+        std::string epoch = "0";
         std::vector<std::string> release;   // digits without leading zeros: PEP 440 sets no limit
         int pre_kind = 0;
-        std::optional<long long> pre, post, dev;
+        std::optional<std::string> pre, post, dev;   // digits likewise
         std::string local;
     };
 
@@ -74,8 +74,7 @@ public:
         if (!is_digit(peek())) return fail("a digit");
         std::string first = digits();
         if (peek() == '!') {
-            if (first.size() > 9) return fail("an epoch below 10^9");
-            out.epoch = std::stoi(first);
+            out.epoch = first;
             ++pos_;
             if (!is_digit(peek())) return fail("a release number after the epoch '!'");
             first = digits();
@@ -108,18 +107,8 @@ private:
     ParseFailure fail_at(std::size_t at, std::string expected) const { return {at + 1, std::move(expected)}; }
     std::optional<ParseFailure> fail(std::string expected) const { return fail_at(pos_, std::move(expected)); }
 
-    bool number(long long& out) {
-        out = 0;
-        while (is_digit(peek())) {
-            int d = peek() - '0';
-            if (out > (std::numeric_limits<long long>::max() - d) / 10) return false;
-            out = out * 10 + d;
-            ++pos_;
-        }
-        return true;
-    }
-
-    // A release segment: any number of digits, kept as text without leading zeros.
+    // A number (release segment, epoch, pre/post/dev): any number of digits, kept as text
+    // without leading zeros.
     std::string digits() {
         std::string out;
         while (is_digit(peek())) {
@@ -143,13 +132,11 @@ private:
     }
 
     // After a label: [-_.]? digits? ; the number defaults to 0.
-    std::optional<ParseFailure> label_number(std::optional<long long>& out) {
+    std::optional<ParseFailure> label_number(std::optional<std::string>& out) {
         // The pattern allows a separator with no number; what follows may start with its own
         // optional separator, so taking it here never rejects a valid version.
         if (is_sep(peek())) ++pos_;
-        long long n = 0;
-        if (is_digit(peek()) && !number(n)) return fail("a number below 2^63");
-        out = n;
+        out = is_digit(peek()) ? digits() : std::string("0");
         return std::nullopt;
     }
 
@@ -168,9 +155,7 @@ private:
     std::optional<ParseFailure> post_release(Parts& out) {
         if (peek() == '-' && is_digit(peek(1))) {
             ++pos_;
-            long long n = 0;
-            if (!number(n)) return fail("a number below 2^63");
-            out.post = n;
+            out.post = digits();
             return std::nullopt;
         }
         static const std::vector<std::string_view> labels = {"post", "rev", "r"};
@@ -297,7 +282,7 @@ Version Version::parse(std::string_view text) {
                      " at column " + std::to_string(r.failure.column));
 }
 
-std::optional<std::pair<std::string, long long>> Version::pre() const {
+std::optional<std::pair<std::string, std::string>> Version::pre() const {
     if (!pre_) return std::nullopt;
     static const char* names[] = {"a", "b", "rc"};
     return std::make_pair(std::string(names[pre_kind_]), *pre_);
@@ -305,14 +290,14 @@ std::optional<std::pair<std::string, long long>> Version::pre() const {
 
 std::string Version::str() const {
     std::string out;
-    if (epoch_ != 0) out += std::to_string(epoch_) + "!";
+    if (epoch_ != "0") out += epoch_ + "!";
     for (std::size_t i = 0; i < release_.size(); ++i) {
         if (i) out += '.';
         out += release_digits_[i];
     }
-    if (auto p = pre()) out += p->first + std::to_string(p->second);
-    if (post_) out += ".post" + std::to_string(*post_);
-    if (dev_) out += ".dev" + std::to_string(*dev_);
+    if (auto p = pre()) out += p->first + p->second;
+    if (post_) out += ".post" + *post_;
+    if (dev_) out += ".dev" + *dev_;
     if (!local_.empty()) out += "+" + local_;
     return out;
 }
@@ -332,7 +317,7 @@ Version Version::base_version() const {
 }
 
 std::strong_ordering Version::operator<=>(const Version& o) const {
-    if (epoch_ != o.epoch_) return epoch_ <=> o.epoch_;
+    if (int c = compare_digits(epoch_, o.epoch_); c != 0) return from_int(c);
     // Release: trailing zeros do not count (1.0 == 1.0.0).
     std::size_t n = std::max(release_.size(), o.release_.size());
     for (std::size_t i = 0; i < n; ++i) {
@@ -343,17 +328,21 @@ std::strong_ordering Version::operator<=>(const Version& o) const {
     }
     // Pre-release key: a dev release of a final sorts before its pre-releases (1.0.dev0 < 1.0a0);
     // no pre-release sorts after every pre-release.
-    auto pre_key = [](const Version& v) -> std::pair<int, std::pair<int, long long>> {
-        if (!v.pre_ && !v.post_ && v.dev_) return {-1, {0, 0}};
-        if (!v.pre_) return {1, {0, 0}};
-        return {0, {v.pre_kind_, *v.pre_}};
+    auto pre_key = [](const Version& v) -> std::pair<int, int> {
+        if (!v.pre_ && !v.post_ && v.dev_) return {-1, 0};
+        if (!v.pre_) return {1, 0};
+        return {0, v.pre_kind_};
     };
     if (auto c = pre_key(*this) <=> pre_key(o); c != 0) return c;
+    if (pre_ && o.pre_)
+        if (int c = compare_digits(*pre_, *o.pre_); c != 0) return from_int(c);
     // Post: none sorts first. Dev: none sorts last.
-    auto post_key = [](const Version& v) { return v.post_ ? std::pair<int, long long>{1, *v.post_} : std::pair<int, long long>{0, 0}; };
-    if (auto c = post_key(*this) <=> post_key(o); c != 0) return c;
-    auto dev_key = [](const Version& v) { return v.dev_ ? std::pair<int, long long>{0, *v.dev_} : std::pair<int, long long>{1, 0}; };
-    if (auto c = dev_key(*this) <=> dev_key(o); c != 0) return c;
+    if (post_.has_value() != o.post_.has_value()) return post_ ? std::strong_ordering::greater : std::strong_ordering::less;
+    if (post_)
+        if (int c = compare_digits(*post_, *o.post_); c != 0) return from_int(c);
+    if (dev_.has_value() != o.dev_.has_value()) return dev_ ? std::strong_ordering::less : std::strong_ordering::greater;
+    if (dev_)
+        if (int c = compare_digits(*dev_, *o.dev_); c != 0) return from_int(c);
     // Local: none sorts first.
     if (local_.empty() != o.local_.empty()) return local_.empty() ? std::strong_ordering::less : std::strong_ordering::greater;
     if (local_.empty()) return std::strong_ordering::equal;
@@ -388,7 +377,7 @@ std::string_view op_text(Specifier::Op op) {
 }
 
 // Whether `candidate`'s release, padded with zeros, starts with `want` (same epoch).
-bool prefix_match(const Version& candidate, int epoch, const std::vector<std::string>& want, std::size_t n) {
+bool prefix_match(const Version& candidate, const std::string& epoch, const std::vector<std::string>& want, std::size_t n) {
     if (candidate.epoch() != epoch) return false;
     const auto& have = candidate.release_digits();
     for (std::size_t i = 0; i < n; ++i)

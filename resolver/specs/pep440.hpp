@@ -19,7 +19,10 @@ public:
     // Normalized form: "1.0.post1", "1.0rc1", "1!2.0", "1.9.0+cu111".
     std::string str() const;
 
-    int epoch() const { return epoch_; }
+    // The epoch as its digits without leading zeros, "0" when none: PEP 440 sets no bound on
+    // any number of a version (packaging and uv take "1000000000!1" and 2^64 alike), so the
+    // epoch and the pre/post/dev numbers are digits too, and compare by length, then text.
+    const std::string& epoch() const { return epoch_; }
     // Release segments as integers (saturated at 2^63-1: for Python and wheel tag versions),
     // and as their digits (PEP 440 sets no limit; ordering and text use these).
     const std::vector<long long>& release() const { return release_; }
@@ -30,10 +33,10 @@ public:
     bool is_postrelease() const { return post_.has_value(); }
     const std::string& local() const { return local_; }  // "cu111" or ""
 
-    // "a", "b" or "rc" and its number, when this is a pre-release.
-    std::optional<std::pair<std::string, long long>> pre() const;
-    std::optional<long long> post() const { return post_; }
-    std::optional<long long> dev() const { return dev_; }
+    // "a", "b" or "rc" and its number's digits, when this is a pre-release.
+    std::optional<std::pair<std::string, std::string>> pre() const;
+    const std::optional<std::string>& post() const { return post_; }
+    const std::optional<std::string>& dev() const { return dev_; }
 
     Version public_version() const;  // without the local label
     Version base_version() const;    // epoch and release only
@@ -42,13 +45,13 @@ public:
     bool operator==(const Version& other) const { return (*this <=> other) == 0; }
 
 private:
-    int epoch_ = 0;
+    std::string epoch_ = "0";
     std::vector<long long> release_;
     std::vector<std::string> release_digits_;
     int pre_kind_ = 0;  // 0 a, 1 b, 2 rc (only meaningful when pre_ is set)
-    std::optional<long long> pre_;
-    std::optional<long long> post_;
-    std::optional<long long> dev_;
+    std::optional<std::string> pre_;    // digits without leading zeros, as every number here
+    std::optional<std::string> post_;
+    std::optional<std::string> dev_;
     std::string local_;
 };
 

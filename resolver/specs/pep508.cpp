@@ -52,7 +52,7 @@ bool has_normalized_name(std::string_view name, std::string_view normalized) {
 
 MarkerEnv MarkerEnv::for_target(std::string_view python_version, std::string_view conda_platform) {
     auto v = pep440::Version::try_parse(python_version);
-    if (!v || v->release().size() < 2 || v->is_prerelease() || v->is_postrelease() || !v->local().empty() || v->epoch() != 0)
+    if (!v || v->release().size() < 2 || v->is_prerelease() || v->is_postrelease() || !v->local().empty() || v->epoch() != "0")
         throw InputError("invalid Python version '" + std::string(python_version) + "': expected MAJOR.MINOR or MAJOR.MINOR.PATCH");
     const auto& r = v->release();
     MarkerEnv env;
@@ -293,19 +293,17 @@ bool compare(const std::string& lhs, const std::string& op, const std::string& r
         } catch (const InputError&) {
         }
     }
-    // PEP 508 ("Environment Markers"): where either side is not a PEP 440 version, the
-    // operators fall back to Python's string comparison, and for `~=` that is an error
-    // (packaging raises UndefinedComparison), not false.
+    // Dependency specifiers ("Environment Markers", the living spec as revised in 2026,
+    // pypa/packaging.python.org#1988): strings that are not versions have no order, so `<` and
+    // `>` between them are false and `<=`/`>=` hold only for equal strings (packaging 26's
+    // marker `_operators`); `sys_platform < "win"` is false, not Python's "linux" < "win".
+    // `~=` has no string meaning at all: an error (packaging raises UndefinedComparison).
     if (op == "~=")
         throw InputError("invalid marker comparison '" + lhs + "' ~= '" + rhs +
                          "': ~= compares PEP 440 versions, and one side is not a version");
-    if (op == "==" || op == "===") return lhs == rhs;
+    if (op == "==" || op == "===" || op == "<=" || op == ">=") return lhs == rhs;
     if (op == "!=") return lhs != rhs;
-    if (op == "<") return lhs < rhs;
-    if (op == "<=") return lhs <= rhs;
-    if (op == ">") return lhs > rhs;
-    if (op == ">=") return lhs >= rhs;
-    return false;
+    return false;   // "<", ">"
 }
 
 bool eval(const MarkerNode& n, const MarkerEnv& env, const std::string& extra) {

@@ -45,7 +45,7 @@ std::string_view last_segment(std::string_view s) {
 // "3.8" or "3.8.18" -> {3, 8}
 std::pair<int, int> python_major_minor(std::string_view python_version) {
     auto v = pep440::Version::try_parse(python_version);
-    if (!v || v->release().size() < 2 || v->epoch() != 0 || !v->local().empty() || v->release()[0] > 99 ||
+    if (!v || v->release().size() < 2 || v->epoch() != "0" || !v->local().empty() || v->release()[0] > 99 ||
         v->release()[1] > 999)
         throw InputError("invalid Python version '" + std::string(python_version) + "': expected MAJOR.MINOR such as 3.8");
     return {static_cast<int>(v->release()[0]), static_cast<int>(v->release()[1])};

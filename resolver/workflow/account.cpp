@@ -181,7 +181,11 @@ std::vector<MissingRequirement> missing_requirements(const Spec& spec, const fet
         for (const auto& [n, versions] : closure.pypi_versions)
             if (!versions.empty()) known.push_back(n);
         known.insert(known.end(), closure.conda_names_offered.begin(), closure.conda_names_offered.end());
-        if (more_names) {
+        // The index's list of every project (PyPI's: ~700k names) only for a name that could be
+        // a PyPI project: a conda requirement's nearest names are the channels' own.
+        bool pypi_name_missing = std::any_of(out.begin(), out.end(),
+                                             [](const MissingRequirement& m) { return !m.name_known && m.requirement.ecosystem != "conda"; });
+        if (more_names && pypi_name_missing) {
             auto more = more_names();
             known.insert(known.end(), more.begin(), more.end());
         }

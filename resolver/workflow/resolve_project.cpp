@@ -319,7 +319,7 @@ std::vector<NamedTarget> all_facts_of_targets(const ResolveOptions& o, const std
         out.push_back({name.empty() ? "default" : name, apply_overrides(gpus_by_name(target_from_text(read_text_file(file, "target file"), file), k, file), o.overrides, k)});
     if (!out.empty()) return out;
     bool overridden = !o.overrides.gpus.empty() || o.overrides.driver || o.overrides.cuda_driver || o.overrides.glibc ||
-                      o.overrides.cpu_flags || o.overrides.platform;
+                      o.overrides.cpu_flags || o.overrides.platform || o.overrides.kernel || o.overrides.osx;
     // A lock's targets are inputs like its spec: re-resolving keeps them unless told otherwise.
     if (previous && !overridden && !o.redetect) return previous->targets;
     out.push_back({"default", apply_overrides(detect_target(DetectRoots::host(), k), o.overrides, k)});
@@ -439,7 +439,8 @@ bool reuse_previous(const SpecLocation& loc, const SolveInput& in, const Resolve
                     ResolveResult& result) {
     if (!loc.previous || !loc.memo || o.update_all || !o.update.empty() || !loc.changed.empty()) return false;
     const Lock& lock = *loc.previous;
-    if (in.content_hash != lock.content_hash ||
+    bool kept_kernel = std::any_of(lock.targets.begin(), lock.targets.end(), [](const NamedTarget& t) { return !t.target.kernel.empty(); });
+    if ((kept_kernel ? lock_content_hash(in.spec, in.targets, in.knowledge.version) : in.content_hash) != lock.content_hash ||
         lock.knowledge_version != in.knowledge.version)
         return false;
     if (!loc.checkout.empty()) {
@@ -558,8 +559,12 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             if (p.kind == Ecosystem::pypi) in.previous[key + "#file"] = p.url.substr(p.url.rfind('/') + 1);
         }
 
-    // Made once: the reuse check compares it, and the solve's lock carries it.
-    in.content_hash = lock_content_hash(in.spec, in.targets, in.knowledge.version);
+    // Made once: the reuse check compares it, and the solve's lock carries it. Over the targets
+    // without their kernels, as a lock records them unless a chosen package depends on __linux
+    // (then the solve makes it again, and the reuse check compares one made with the kernel).
+    std::vector<NamedTarget> hashed = in.targets;
+    for (auto& t : hashed) t.target = without_kernel(std::move(t.target));
+    in.content_hash = lock_content_hash(in.spec, hashed, in.knowledge.version);
     if (!to_stdout && reuse_previous(loc, in, o, ctx, result)) return result;
 
     const Spec& spec = in.spec;
@@ -724,13 +729,16 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     StageReport solve_stage(o, ResolveStep::Stage::solve);
     solve_stage.running();
     SolveOutcome outcome = solve(in);
+    solve_stage.step_.unsolved = !outcome.solved;
     solve_stage.finished();
     result.solved = outcome.solved;
     if (!outcome.solved) {
         result.explanation = outcome.explanation;
-        // The pins bounded which releases were read; the nearest working set lies beyond them.
-        // Read the indexes again without those bounds (and the git sources' projects from the
-        // indexes too), and let the explanation loosen the pins over that wider pool.
+        // The pins bounded which PyPI releases were read; the nearest working set lies beyond
+        // them. Read the indexes again without those bounds (and the git sources' projects from
+        // the indexes too), and let the explanation loosen the pins over that wider pool. A
+        // conda-only spec read every record of its names already: the same pool, the same answer.
+        if (request.pypi_names.empty() && spec.sources.empty()) return result;
         fetch::ClosureRequest wide = request;
         wide.beyond_constraints = true;
         wide.versions_per_project = 40;
@@ -765,8 +773,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
                                "the lock may be short of what installing them pulls in");
     if (!allowed.empty()) {
         // The lock keeps the spec as the user wrote it; the requirement gone without is in it.
-        // Its content hash is already that spec's: in.content_hash was made before the removal.
+        // Its content hash is already that spec's: in.content_hash was made before the removal
+        // (a lock that keeps its kernel has one over the reduced spec: made again).
         result.lock.spec = full_spec;
+        if (result.lock.content_hash != in.content_hash)
+            result.lock.content_hash = lock_content_hash(full_spec, result.lock.targets, k.version);
     }
     if (to_stdout) {
         result.lock_text = write_lock(result.lock);

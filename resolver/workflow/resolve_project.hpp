@@ -32,6 +32,7 @@ struct ResolveStep {
     std::size_t total = 0;          // sources: how many; indexes: unknown up front (0)
     std::uint64_t bytes = 0;        // indexes: bytes received so far (0 when all came from the cache)
     double seconds = 0;             // finished: how long the stage took
+    bool unsolved = false;          // solve finished: no environment satisfies the spec (the explanation says why)
 };
 
 struct ResolveOptions {

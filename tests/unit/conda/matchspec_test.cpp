@@ -740,6 +740,15 @@ TEST_CASE("a version with an operator and a trailing '*' prints in brackets as w
     CHECK_FALSE(m.matches(record("x", "1.9.1", "py_0")));
 }
 
+// conda >= 25.9 (#31's differential run): the bracket form `pkg[version='==1.0*']` is `pkg 1.0*`.
+TEST_CASE("pkg[version='==1.0*'] matches 1.0 and 1.0.1, as pkg 1.0* does (conda >= 25.9)") {
+    auto m = MatchSpec::parse("pkg[version='==1.0*']");
+    CHECK(m.matches(record("pkg", "1.0", "0")));
+    CHECK(m.matches(record("pkg", "1.0.1", "0")));
+    CHECK_FALSE(m.matches(record("pkg", "1.1", "0")));
+    CHECK(MatchSpec::parse(m.str()).matches(record("pkg", "1.0.1", "0")));
+}
+
 // Found by the 10-minute fuzz/matchspec run (issue 20, session 6): the name regex
 // "^1???????????+,…$" ran std::regex's backtracking matcher for minutes (libFuzzer's timeout).
 // libstdc++'s std::regex backtracks (bits/regex_executor.tcc, _M_dfs), so stacked repetitions

@@ -193,6 +193,17 @@ TEST_CASE("'.*' and a trailing '*' mean 'starts with'") {
     CHECK_FALSE(in("==1.9.*", "1.9.4"));
 }
 
+// conda >= 25.9 reads "==1.0*" as the fuzzy "1.0*": starts with 1.0 (older conda compared with a
+// version literally "1.0*" and matched nothing). Found by #31's differential run, decided by
+// conda 25.7 against 26.7; "==1.9.*" keeps its exact reading (above).
+TEST_CASE("'==' before a version ending in '*' (not '.*') is the fuzzy match: ==1.0* matches 1.0 and 1.0.1, not 1.01") {
+    CHECK(in("==1.0*", "1.0"));
+    CHECK(in("==1.0*", "1.0.1"));
+    CHECK_FALSE(in("==1.0*", "1.01"));
+    CHECK_FALSE(in("==1.0*", "1.1"));
+    CHECK(VersionSpec::parse("==1.0*").str() == VersionSpec::parse("1.0*").str());
+}
+
 TEST_CASE("'*' and the empty spec match everything") {
     CHECK(VersionSpec::parse("*").is_any());
     CHECK(VersionSpec::parse("").is_any());

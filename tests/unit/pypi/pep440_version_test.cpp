@@ -72,18 +72,37 @@ TEST_CASE("invalid versions are rejected with the column of the problem") {
 
 TEST_CASE("accessors report the parts") {
     auto v = Version::parse("2!1.9.0rc2.post3.dev4+cu111");
-    CHECK(v.epoch() == 2);
+    CHECK(v.epoch() == "2");
     CHECK(v.release() == std::vector<long long>{1, 9, 0});
     CHECK(v.is_prerelease());
     CHECK(v.is_postrelease());
     CHECK(v.is_devrelease());
     CHECK(v.local() == "cu111");
     CHECK(v.pre()->first == "rc");
-    CHECK(v.pre()->second == 2);
+    CHECK(v.pre()->second == "2");
     CHECK(v.public_version().str() == "2!1.9.0rc2.post3.dev4");
     CHECK(v.base_version().str() == "2!1.9.0");
     CHECK(Version::parse("1.0.dev1").is_prerelease());  // dev releases count as pre-releases
     CHECK_FALSE(Version::parse("1.0.post1").is_prerelease());
+}
+
+// PEP 440 sets no bound on a version's numbers; packaging 26 and uv accept "1000000000!1.0" and
+// numbers of 2^64 and more, and order them as integers (#31's differential run found envlock
+// refusing them). Digits compare by length, then text.
+TEST_CASE("numbers of 2^63 and more and epochs of 10^9 and more are versions, ordered as integers") {
+    CHECK(Version::parse("1000000000!1.0").epoch() == "1000000000");
+    CHECK(Version::parse("1000000000!1.0") > Version::parse("999999999!2.0"));
+    CHECK(Version::parse("00001000000000!1.0").str() == "1000000000!1.0");
+    CHECK(Version::parse("9223372036854775808") > Version::parse("9223372036854775807"));
+    CHECK(Version::parse("1.0.post18446744073709551616") > Version::parse("1.0.post9223372036854775807"));
+    CHECK(Version::parse("1.0.post18446744073709551616").str() == "1.0.post18446744073709551616");
+    CHECK(Version::parse("1.0a99999999999999999999") < Version::parse("1.0b0"));
+    CHECK(Version::parse("1.0rc018446744073709551616").str() == "1.0rc18446744073709551616");
+    CHECK(Version::parse("1.0.dev18446744073709551616") > Version::parse("1.0.dev18446744073709551615"));
+    CHECK(Version::parse("1.0.dev18446744073709551616") < Version::parse("1.0a0"));
+    CHECK(Version::parse("1.0-18446744073709551616").post() == "18446744073709551616");
+    CHECK(envlock::pep440::SpecifierSet::parse(">=1000000000!0").contains(Version::parse("1000000000!1.0")));
+    CHECK_FALSE(envlock::pep440::SpecifierSet::parse(">=1000000000!0").contains(Version::parse("999999999!1.0")));
 }
 
 TEST_CASE("ordering follows PEP 440's example sequence exactly") {

@@ -184,6 +184,22 @@ TEST_CASE("markers: string comparisons, in and not in") {
     CHECK(holds("platform_release == ''"));        // unknown kernel: empty
 }
 
+// Dependency specifiers, "Environment Markers" (revised 2026, pypa/packaging.python.org#1988):
+// strings that are not versions have no order. packaging 26.4 evaluates every one of these the
+// same way (its marker `_operators`: `<`/`>` false, `<=`/`>=` equality); found by the
+// differential run of #31, where envlock used Python's string order ("linux" < "win").
+TEST_CASE("markers: an ordering comparison between strings that are not versions is false; <= and >= hold only for equal strings") {
+    CHECK_FALSE(holds("sys_platform < 'win'"));
+    CHECK_FALSE(holds("sys_platform > 'a'"));
+    CHECK_FALSE(holds("'win' > sys_platform"));
+    CHECK_FALSE(holds("platform_machine < 'y'"));
+    CHECK(holds("sys_platform <= 'linux'"));
+    CHECK(holds("sys_platform >= 'linux'"));
+    CHECK_FALSE(holds("sys_platform <= 'win'"));
+    CHECK_FALSE(holds("sys_platform >= 'a'"));
+    CHECK_THROWS_AS(holds("sys_platform ~= 'linux'"), envlock::InputError);
+}
+
 TEST_CASE("markers: and binds tighter than or; parentheses group") {
     CHECK(holds("sys_platform == 'win32' or sys_platform == 'linux' and python_version >= '3.8'"));
     CHECK_FALSE(holds("(sys_platform == 'win32' or sys_platform == 'linux') and python_version >= '3.9'"));

@@ -240,3 +240,23 @@ TEST_CASE("explanations use envlock's words, never libsolv's (no 'installed pack
         CHECK(o.run.err.find(word) == std::string::npos);
     }
 }
+
+// #31: the problem the issue timed (2.5 s against rattler's 0.28 s). Every pytorch 2.1 build needs
+// `blas * mkl`, which neither channel has: decided without a libsolv solve; the explanation has no
+// "Solved in" above it (the solve did not solve) and says no line twice.
+TEST_CASE("pytorch=2.1 python=3.9 over the real pytorch channel: unsatisfiable, each build's blocker named once, no 'Solved in'") {
+    auto o = resolve_conda("pt21", {"pytorch", "conda-forge-py39"}, {"pytorch=2.1", "python=3.9"});
+    INFO(o.run.err);
+    CHECK(o.run.exit_code == 1);
+    CHECK(o.run.err.find("Solved in") == std::string::npos);
+    CHECK(o.run.err.find("pytorch 2.1.0 (conda py3.9_cpu_0) needs blas * mkl, which nothing available provides") != std::string::npos);
+    CHECK(o.run.err.find("loosening pytorch=2.1 alone is not enough: pytorch 2.1.0") != std::string::npos);
+    std::vector<std::string> seen;
+    size_t start = 0;
+    for (size_t end = o.run.err.find('\n'); end != std::string::npos; start = end + 1, end = o.run.err.find('\n', start)) {
+        std::string line = o.run.err.substr(start, end - start);
+        if (line.rfind("  - ", 0) != 0) continue;
+        CHECK_MESSAGE(std::find(seen.begin(), seen.end(), line) == seen.end(), line);
+        seen.push_back(line);
+    }
+}

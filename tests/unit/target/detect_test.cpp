@@ -285,3 +285,43 @@ TEST_CASE("--driver on a win-64 target is read against the Windows driver column
     o.platform = "linux-64";
     CHECK(envlock::apply_overrides({}, o, knowledge()).driver_cuda == "12.0");
 }
+
+// conda's __osx is the macOS version (conda/plugins/virtual_packages/osx.py reads mac_ver(),
+// which reads this plist's ProductVersion).
+TEST_CASE("on a Mac the target's macOS version comes from SystemVersion.plist") {
+    FakeMachine m;
+    m.file("System/Library/CoreServices/SystemVersion.plist",
+           "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n\t<key>ProductName</key>\n\t<string>macOS</string>\n"
+           "\t<key>ProductVersion</key>\n\t<string>13.6.1</string>\n</dict>\n</plist>\n");
+    auto roots = m.roots();
+    roots.sysname = "Darwin";
+    roots.machine = "arm64";
+    auto t = envlock::detect_target(roots, knowledge());
+    CHECK(t.platform == "osx-arm64");
+    CHECK(t.osx == "13.6.1");
+    CHECK(envlock::parse_mac_product_version("<key>ProductName</key><string>macOS</string>").empty());
+}
+
+TEST_CASE("--kernel and --osx describe a linux or osx target; --platform of another OS family drops the host's kernel, glibc and macOS facts") {
+    envlock::Target host;
+    host.platform = "linux-64";
+    host.kernel = "6.1.0-13-amd64";
+    host.glibc = "2.36";
+    envlock::TargetOverrides o;
+    o.platform = "osx-arm64";
+    o.osx = "13.6";
+    auto mac = envlock::apply_overrides(host, o, knowledge());
+    CHECK(mac.osx == "13.6");
+    CHECK(mac.kernel.empty());
+    CHECK(mac.glibc.empty());
+    CHECK(has(mac.given, "osx"));
+    envlock::TargetOverrides k;
+    k.kernel = "4.18.0-513.el8.x86_64";
+    CHECK(envlock::apply_overrides(host, k, knowledge()).kernel == "4.18.0-513.el8.x86_64");
+    CHECK(envlock::apply_overrides(host, k, knowledge()).glibc == "2.36");
+    k.kernel = "latest";
+    CHECK_THROWS_AS(envlock::apply_overrides(host, k, knowledge()), envlock::InputError);
+    envlock::TargetOverrides bad;
+    bad.osx = "Sonoma";
+    CHECK_THROWS_AS(envlock::apply_overrides(host, bad, knowledge()), envlock::InputError);
+}

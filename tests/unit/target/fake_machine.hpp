@@ -53,6 +53,7 @@ public:
         r.sys = (root_ / "sys").string();
         r.usr_local = (root_ / "usr/local").string();
         r.wsl_lib = (root_ / "wsl/lib").string();
+        r.mac_system_version = (root_ / "System/Library/CoreServices/SystemVersion.plist").string();
         r.path_env = (root_ / "bin").string() + (extra_path.empty() ? "" : ":" + extra_path);
         r.sysname = "Linux";
         r.machine = "x86_64";

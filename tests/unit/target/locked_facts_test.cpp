@@ -26,7 +26,7 @@ std::string detected(const std::string& kernel, const std::string& memory, const
 
 }  // namespace
 
-TEST_CASE("locked_facts keeps platform, driver, GPUs by sm, CPU feature levels and compilers by version") {
+TEST_CASE("locked_facts keeps platform, driver, GPUs by sm, CPU feature levels, compilers by version, and the kernel as conda's __linux") {
     envlock::Target t;
     t.platform = "linux-64";
     t.kernel = "5.15.0-91-generic";
@@ -37,7 +37,9 @@ TEST_CASE("locked_facts keeps platform, driver, GPUs by sm, CPU feature levels a
     t.gpus = {{"NVIDIA A100-SXM4-80GB", 8, 0}, {"NVIDIA GeForce RTX 3090", 8, 6}, {"Tesla V100", 7, 0}};
     t.compilers = {{"gcc", "/usr/bin/gcc-9", "9.4.0"}, {"gcc", "/usr/bin/gcc", "9.4.0"}, {"clang", "/usr/bin/clang", "14.0.6"}};
     auto locked = envlock::locked_facts(t);
-    CHECK(locked.kernel.empty());
+    // The solve reads __linux from it; the lock keeps it only where a package depends on it.
+    CHECK(locked.kernel == "5.15.0");
+    CHECK(envlock::without_kernel(locked).kernel.empty());
     CHECK(locked.cpu_model.empty());
     CHECK(locked.cores == 0);
     CHECK(locked.memory_bytes == 0);

@@ -101,3 +101,14 @@ TEST_CASE("a target value whose YAML escape decodes to a byte that is not UTF-8 
         CHECK(std::string(e.what()).find("expected UTF-8 text") != std::string::npos);
     }
 }
+
+TEST_CASE("an osx target's macOS version and the kernel and osx given by flags round-trip (detect --osx 13.6 > t.yaml; --target t.yaml)") {
+    envlock::Target t;
+    t.platform = "osx-arm64";
+    t.osx = "13.6";
+    t.given = {"kernel", "osx", "platform"};
+    std::string yaml = envlock::target_to_yaml(t);
+    CHECK(yaml.find("osx: \"13.6\"") != std::string::npos);
+    check_same(envlock::target_from_text(yaml, "t.yaml"), t);
+    CHECK_THROWS_AS(envlock::target_from_text("platform: osx-64\nosx: Sonoma\n", "t.yaml"), envlock::InputError);
+}
