@@ -182,6 +182,7 @@ void add_install(CLI::App& app, int& exit_code) {
         o.link_mode = install::parse_link_mode(f->link_mode);
         o.repair = f->repair;
         o.dry_run = f->dry_run;
+        o.lock_file = path;
         o.command = "envlock install " + path + " --prefix " + o.prefix.string() + (f->repair ? " --repair" : "");
         install::PythonStepOptions python;
         python.compile = f->compile;

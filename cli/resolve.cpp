@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -165,6 +166,13 @@ void add_resolve(CLI::App& app, int& exit_code) {
             info << "; nvcc " << r.lock.toolchain.nvcc << " (" << r.lock.toolchain.nvcc_from << "), gcc "
                  << r.lock.toolchain.gcc << ", TORCH_CUDA_ARCH_LIST=" << r.lock.toolchain.cuda_arch_list;
         info << "\n";
+        if (r.fetched && r.fetched->transfers > 0 && !out.quiet) {
+            char mb[32];
+            std::snprintf(mb, sizeof mb, "%.1f", static_cast<double>(r.fetched->bytes) / 1e6);
+            info << "  fetched " << r.fetched->documents << " index documents, " << r.fetched->metadata_reads << " metadata reads";
+            if (r.fetched->whole_files > 0) info << " (" << r.fetched->whole_files << " of them whole files)";
+            info << " (" << mb << " MB)\n";
+        }
         // Printed even with -q: the lock installs, and then this machine breaks it.
         for (const auto& w : r.lock.warnings)
             std::cerr << out.err("warning: ", Output::Style::yellow) << "target " << w.target << ": " << w.symptom

@@ -58,11 +58,38 @@ void log_read(const FetchContext& ctx, const DocumentRequest& request, const Doc
 
 }  // namespace
 
+std::string_view body_kind_name(BodyKind kind) {
+    switch (kind) {
+    case BodyKind::json: return "JSON";
+    case BodyKind::zstd: return "zstd data";
+    case BodyKind::simple_page: return "a simple index page (PEP 691 JSON or PEP 503 HTML)";
+    default: return "a document";
+    }
+}
+
+namespace {
+
+// A form element anywhere in the page: a login or consent page, never a list of files.
+bool holds_form(std::string_view html) {
+    for (std::size_t at = html.find('<'); at != std::string_view::npos; at = html.find('<', at + 1)) {
+        std::string_view tag = html.substr(at + 1, 5);
+        if (tag.size() == 5 && (tag[0] | 0x20) == 'f' && (tag[1] | 0x20) == 'o' && (tag[2] | 0x20) == 'r' && (tag[3] | 0x20) == 'm' &&
+            (tag[4] == '>' || tag[4] == ' ' || tag[4] == '\t' || tag[4] == '\n' || tag[4] == '\r'))
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 std::string body_mismatch(BodyKind expect, std::string_view body) {
     if (expect == BodyKind::any) return "";
     auto start = body.find_first_not_of(" \t\r\n");
     std::string_view head = start == std::string_view::npos ? std::string_view() : body.substr(start, 64);
-    if (expect == BodyKind::zstd) {
+    if (expect == BodyKind::simple_page) {
+        if (!head.empty() && head.front() == '{') return "";
+        if (!head.empty() && head.front() == '<') return holds_form(body) ? "a page with a form (a login page?)" : "";
+    } else if (expect == BodyKind::zstd) {
         // RFC 8878 3.1.1: every zstd frame starts with the magic number 0xFD2FB528, little-endian.
         if (body.size() >= 4 && body.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4)) return "";
     } else if (!head.empty() && (head.front() == '{' || head.front() == '[')) {
@@ -90,7 +117,7 @@ bool map_large_local_file(const DocumentRequest& request, const FetchContext& ct
     if (auto looks = body_mismatch(request.expect, mapped.view()); !looks.empty()) {
         d.status = 200;
         d.error = "cannot use " + redact_url(d.fetched_url) + ": it holds " + looks + " where " +
-                  (request.expect == BodyKind::zstd ? "zstd data" : "JSON") + " was expected";
+                  std::string(body_kind_name(request.expect)) + " was expected";
         return true;
     }
     d.status = 200;
@@ -156,7 +183,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
             log_read(ctx, requests[i], d, "");
             continue;
         }
-        Request r{d.fetched_url, {}, {}, {}, {}};
+        Request r{d.fetched_url, {}, {}, {}, {}, {}};
         if (!requests[i].accept.empty()) r.headers.emplace_back("Accept", requests[i].accept);
         if (entry) {
             if (!entry->etag.empty()) r.headers.emplace_back("If-None-Match", entry->etag);
@@ -167,6 +194,7 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
     }
 
     auto responses = perform(wire, ctx.transport);
+    if (ctx.transport.tally) ctx.transport.tally->documents += responses.size();
     for (std::size_t k = 0; k < responses.size(); ++k) {
         std::size_t i = wire_index[k];
         Document& d = docs[i];
@@ -188,10 +216,13 @@ std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests
         d.status = r.status;
         d.error = r.error;
         d.content_type = r.content_type;
-        if (r.ok()) {
+        // A local simple page is the user's own input: its reader names what is wrong in it (exit
+        // 2). A server's answer that is no index is the network's fault (exit 3), and not kept.
+        const bool local_page = requests[i].expect == BodyKind::simple_page && is_file_url(d.fetched_url);
+        if (r.ok() && !local_page) {
             if (auto looks = body_mismatch(requests[i].expect, r.body); !looks.empty()) {
                 d.error = "cannot use " + redact_url(d.fetched_url) + ": it answered " + looks + " where " +
-                          (requests[i].expect == BodyKind::zstd ? "zstd data" : "JSON") +
+                          std::string(body_kind_name(requests[i].expect)) +
                           " was expected (a proxy or login page in the way, or a wrong mirror?)";
                 log_read(ctx, requests[i], d, "");
                 continue;   // and not cached
@@ -253,7 +284,7 @@ std::vector<std::string> changed_documents(const std::vector<DocumentStamp>& rea
         }
         auto max_age = cache_max_age(d.cache_control);
         if (ctx.offline || d.cache_control == kImmutable || (max_age && *max_age > 0 && now - st.st_mtim.tv_sec < *max_age)) continue;
-        Request r{fetched, {}, {}, {}, {}};
+        Request r{fetched, {}, {}, {}, {}, {}};
         if (!d.accept.empty()) r.headers.emplace_back("Accept", d.accept);
         if (!d.etag.empty()) r.headers.emplace_back("If-None-Match", d.etag);
         if (!d.last_modified.empty()) r.headers.emplace_back("If-Modified-Since", d.last_modified);

@@ -17,7 +17,12 @@ namespace envlock::fetch {
 
 // What a body must look like to be used and cached at all: a proxy's login page or an error
 // page answered with 200 where repodata was asked for is a network failure, not an index.
-enum class BodyKind { any, json, zstd };
+// simple_page: what a simple index serves for a project, PEP 691 JSON or PEP 503 HTML, which
+// never holds a form (a login page answered with 200 does).
+enum class BodyKind { any, json, zstd, simple_page };
+
+// What a body of that kind is called in a message ("JSON", "zstd data", ...).
+std::string_view body_kind_name(BodyKind kind);
 
 struct DocumentRequest {
     std::string url;       // as the user or the lock names it; mirrors apply underneath

@@ -259,6 +259,14 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
         if (queued.insert(n).second) queue.push_back(n);
     };
     for (const auto& n : request.pypi_names) enqueue(n);
+    const wheel::TagRanks target_ranks(request.target_tags);
+    auto rank_for_target = [&](const IndexRecord& r) {
+        try {
+            return target_ranks.best(wheel::WheelName::parse(r.filename));
+        } catch (const InputError&) {
+            return -1;
+        }
+    };
 
     // Breadth first, a wave at a time: every page of a wave is fetched at once, then every
     // metadata file its versions need, so a cold resolve waits on a few round trips, not on
@@ -297,15 +305,17 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
             }
             // Wheels first: an sdist's metadata can only be had by building it.
             std::stable_sort(p.kept.begin(), p.kept.end(), [](const IndexRecord& a, const IndexRecord& b) { return is_wheel(a) && !is_wheel(b); });
-            for (const auto& r : p.kept) {
-                if (r.depends_known) continue;
-                std::string v = pep440::Version::parse(r.version).str();
-                if (p.probe_of.count(v)) continue;
+            // One file per version is read, the one the target installs best (torch's macOS
+            // wheel lacks the nvidia-* requirements of its linux one).
+            std::map<std::string, IndexRecords> unknown_of;
+            for (const auto& r : p.kept)
+                if (!r.depends_known) unknown_of[pep440::Version::parse(r.version).str()].push_back(r);
+            for (auto& [v, files] : unknown_of) {
                 p.probe_of[v] = probes.size();
-                probes.push_back(r);
+                probes.push_back(std::move(files[metadata_source(files, rank_for_target)]));
             }
         }
-        fill_metadata_any_way(probes, ctx);
+        for (auto& note : fill_metadata_any_way(probes, ctx)) out.notes.push_back(std::move(note));
         // A version with only an sdist: its PKG-INFO, else its setup files read statically.
         fill_metadata_from_sdists(probes, ctx, request.read_package);
         for (size_t w = 0; w < wave.size(); ++w) {

@@ -10,6 +10,7 @@
 #include "fetch/wheel_metadata.hpp"
 #include "resolver/specs/pep508.hpp"
 #include "resolver/specs/record.hpp"
+#include "resolver/specs/wheel.hpp"
 
 namespace envlock::fetch {
 
@@ -24,6 +25,9 @@ struct ClosureRequest {
     // `versions_per_project` versions.
     std::map<std::string, std::vector<std::string>> constraints;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
+    // The target's wheel tags, best first (wheel::compatible_tags): a version's metadata is read
+    // from the wheel the target installs best (see metadata_source). Empty: the first wheel listed.
+    std::vector<wheel::Tag> target_tags;
     size_t versions_per_project = 20;
     // The constraints do not bound the read: a constrained project gets the versions they allow
     // and its newest `versions_per_project` releases besides (an explanation of an

@@ -299,7 +299,9 @@ PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::s
         auto [it, added] = request_of.try_emplace(t.url, requests.size());
         if (added)
             requests.push_back({t.url, t.kind == Target::simple ? kSimpleAccept : "",
-                                t.kind == Target::json_api ? BodyKind::json : BodyKind::any});
+                                t.kind == Target::json_api ? BodyKind::json
+                                : t.kind == Target::simple ? BodyKind::simple_page
+                                                           : BodyKind::any});
         t.document = it->second;
     }
     pages.documents = get_documents(requests, ctx);

@@ -407,6 +407,8 @@ CoreMetadata parse_core_metadata(std::string_view text) {
         else if (strcasecmp(name.c_str(), "Version") == 0) m.version = v;
         else if (strcasecmp(name.c_str(), "Requires-Python") == 0) m.requires_python = v;
         else if (strcasecmp(name.c_str(), "Requires-Dist") == 0) m.requires_dist.push_back(v);
+        else if (strcasecmp(name.c_str(), "Metadata-Version") == 0) m.metadata_version = v;
+        else if (strcasecmp(name.c_str(), "Dynamic") == 0) m.dynamic.push_back(v);
         name.clear();
         value.clear();
     };

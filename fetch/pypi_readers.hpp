@@ -57,10 +57,12 @@ IndexRecords parse_simple_json(std::string_view json, std::string_view page_url,
 IndexRecords parse_pypi_json(std::string_view json, std::string_view url, std::string_view project = {});
 
 struct CoreMetadata {
+    std::string metadata_version;
     std::string name;
     std::string version;
     std::string requires_python;
     std::vector<std::string> requires_dist;
+    std::vector<std::string> dynamic;   // Metadata 2.2+: fields the sdist leaves to the build
 };
 // RFC 822-style METADATA / PKG-INFO headers (continuation lines joined); the body is ignored.
 CoreMetadata parse_core_metadata(std::string_view text);

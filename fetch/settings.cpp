@@ -23,6 +23,7 @@ FetchContext load_fetch_context(const CommandLineSettings& cli, const fs::path& 
     FetchContext ctx;
     ctx.cache_dir = default_cache_dir();
     ctx.transport.pool = make_connection_pool();
+    ctx.transport.tally = std::make_shared<FetchTally>();
     std::vector<MirrorRule> config_rules;
 
     std::error_code ec;

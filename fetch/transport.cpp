@@ -123,6 +123,7 @@ struct Transfer {
     bool write_failed = false;
     bool cancelled = false;
     bool too_large = false;
+    bool range_refused = false;
     std::uint64_t expected_total = 0;   // Content-Length of this attempt plus its resume point
     long retry_after_s = -1;
     int failures = 0;
@@ -150,6 +151,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         // A new response (after a redirect or a 100 Continue): forget the previous one's headers.
         Response& r = *t->response;
         r.etag.clear(), r.last_modified.clear(), r.cache_control.clear(), r.content_type.clear();
+        r.range_start = r.total_size = 0;
         t->encoded = false;
         t->retry_after_s = -1;
         return size * n;
@@ -166,6 +168,13 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     else if (is("Cache-Control")) r.cache_control = value;
     else if (is("Content-Type")) r.content_type = value;
     else if (is("Content-Encoding")) t->encoded = !value.empty() && value != "identity";
+    else if (is("Content-Range")) {
+        // "bytes 100-199/5000"; an unknown length ("/*") leaves total_size 0.
+        std::string v(value);
+        unsigned long long first = 0, last = 0, total = 0;
+        if (std::sscanf(v.c_str(), "bytes %llu-%llu/%llu", &first, &last, &total) == 3) r.range_start = first, r.total_size = total;
+        else if (std::sscanf(v.c_str(), "bytes %llu-%llu/", &first, &last) == 2) r.range_start = first;
+    }
     else if (is("Retry-After")) {
         // Seconds, or an HTTP date (treated as "a while": the cap applies).
         char* end = nullptr;
@@ -185,6 +194,10 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     if (code != 0 && (code < 200 || code >= 300)) return bytes;
     if (!t->body_started) {
         t->body_started = true;
+        if (!t->request->range.empty() && code == 200) {
+            t->range_refused = true;
+            return 0;   // the whole file is coming: not read here (see Request::range)
+        }
         // Asked to resume but got the whole body again: start over.
         if (t->resume_from > 0 && code != 206) t->reset_body();
         // A 264 MB repodata body grown by doubling is copied about 30 times over.
@@ -230,8 +243,9 @@ void configure(Transfer& t, const std::string& ca) {
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-    // "" offers every encoding this libcurl decodes (gzip, deflate, br, zstd).
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    // "" offers every encoding this libcurl decodes (gzip, deflate, br, zstd); a range is of the
+    // unencoded file.
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, t.request->range.empty() ? "" : nullptr);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, t.options->connect_timeout_s);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, t.options->low_speed_limit);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, t.options->low_speed_time_s);
@@ -253,6 +267,7 @@ void configure(Transfer& t, const std::string& ca) {
     curl_slist_free_all(t.header_list);
     t.header_list = nullptr;
     for (const auto& [k, v] : t.request->headers) t.header_list = curl_slist_append(t.header_list, (k + ": " + v).c_str());
+    if (!t.request->range.empty()) t.header_list = curl_slist_append(t.header_list, ("Range: " + t.request->range).c_str());
     if (t.header_list) curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.header_list);
     if (t.resume_from > 0) curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(t.resume_from));
     t.errbuf[0] = '\0';
@@ -292,6 +307,10 @@ bool finish_attempt(Transfer& t, CURLcode code) {
     } else if (file && (code == CURLE_FILE_COULDNT_READ_FILE || code == CURLE_READ_ERROR)) {
         r.status = 404;
         return true;
+    } else if (t.range_refused) {
+        r.status = 200;
+        r.range_refused = true;
+        return true;
     } else if (t.cancelled) {
         r.error = "cancelled: " + shown;
         return true;
@@ -324,7 +343,7 @@ bool finish_attempt(Transfer& t, CURLcode code) {
         return true;
     }
     // Keep what arrived when it can be continued with a Range request.
-    if (code != CURLE_OK && t.held > 0 && !t.encoded && !file) {
+    if (code != CURLE_OK && t.held > 0 && !t.encoded && !file && t.request->range.empty()) {
         t.resume_from = t.held;
     } else if (code != CURLE_OK || t.resume_from == 0) {
         t.reset_body();
@@ -618,6 +637,12 @@ std::vector<Response> perform(const std::vector<Request>& requests, const Transp
             Transfer* t = nullptr;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
             CURLcode code = msg->data.result;
+            if (options.tally) {
+                curl_off_t wire = 0;
+                curl_easy_getinfo(t->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
+                options.tally->bytes += static_cast<std::uint64_t>(std::max<curl_off_t>(wire, 0));
+                options.tally->transfers += 1;
+            }
             curl_multi_remove_handle(multi, t->easy);
             --active;
             if (finish_attempt(*t, code)) complete(*t);

@@ -1,8 +1,10 @@
 #pragma once
-// Requires-Dist for PyPI files whose index offers no core metadata (find-links pages such
-// as download.pytorch.org's torch_stable.html): first the PEP 658 file beside the artifact
-// (URL + ".metadata", which many servers publish without announcing it), else the wheel
-// itself, whose *.dist-info/METADATA is read from the downloaded archive, as pip does.
+// Requires-Dist of PyPI files whose index page does not carry it, by the cheapest means the
+// index allows, per file: the advertised PEP 658/714 file; else HTTP range reads of the wheel
+// (the zip's end, its central directory, the one *.dist-info/METADATA member, as uv and pip
+// read it); else the unadvertised "<file>.metadata" sidecar when the server refuses ranges;
+// else the whole file, streamed to disk. What was read is kept in the cache for good under the
+// file's sha256 (a file named by its hash never changes): a metadata read is paid once per machine.
 #include <functional>
 #include <map>
 #include <optional>
@@ -19,9 +21,18 @@ namespace envlock::fetch {
 // are not a zip or hold no *.dist-info/METADATA.
 std::string metadata_from_wheel(std::string_view wheel_bytes, std::string_view source);
 
-// Fills depends/requires_python/depends_known of each record that lacks them; records whose
-// metadata cannot be had are left with depends_known false.
-void fill_metadata_any_way(IndexRecords& records, const FetchContext& ctx);
+// Which of one version's files its metadata is read from: the wheel the target installs best
+// (`rank`: 0 best, -1 for a wheel the target cannot install), else another wheel of the version
+// (never a macOS or aarch64 wheel while one the target installs exists), else the first file.
+// `files` is not empty.
+std::size_t metadata_source(const IndexRecords& files, const std::function<int(const IndexRecord&)>& rank);
+
+// Fills depends/requires_python/depends_known of each record that lacks them (sdists without
+// advertised metadata are left to fill_metadata_from_sdists). Throws EnvironmentError (exit 3)
+// naming every file whose metadata could not be read (network failure, an HTTP error, a file
+// that is no wheel), and offline, every file whose metadata is not in the cache. Returns notes
+// for the user: the files read whole because their server refused range requests.
+std::vector<std::string> fill_metadata_any_way(IndexRecords& records, const FetchContext& ctx);
 
 // The packaging files of an sdist held in memory (.tar.gz, .tar.bz2, .zip), by path below
 // its top folder: PKG-INFO, setup.py, setup.cfg, pyproject.toml, requirements*.txt,
@@ -32,9 +43,11 @@ std::map<std::string, std::string> sdist_packaging_files(std::string_view bytes,
 // unknown. The caller supplies it (reading setup.py is inference's job, not fetch's).
 using PackageReader = std::function<std::optional<std::vector<std::string>>(const std::map<std::string, std::string>&)>;
 
-// For each sdist record whose depends are unknown: downloads it and takes its requirements
-// from PKG-INFO when that lists Requires-Dist, else from `read` over its packaging files.
-// Records that stay unknown keep depends_known false.
+// For each sdist record whose depends are unknown: downloads it (streamed to disk; its packaging
+// files are kept in the cache under its sha256) and takes its requirements from PKG-INFO when
+// that is Metadata 2.2+ and does not mark Requires-Dist Dynamic, or an older one that lists
+// some, else from `read` over its packaging files. Records that stay unknown keep depends_known
+// false. Throws EnvironmentError naming every sdist that could not be downloaded.
 void fill_metadata_from_sdists(IndexRecords& records, const FetchContext& ctx, const PackageReader& read);
 
 }  // namespace envlock::fetch

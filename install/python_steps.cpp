@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "fetch/http_cache.hpp"
 #include "install/python_env.hpp"
 #include "install/record.hpp"
 #include "install/run_env.hpp"
@@ -45,11 +46,42 @@ std::string staged_python(const PackageContext& ctx) {
     return (ctx.stage / (ctx.python.executable.empty() ? "bin/python" : ctx.python.executable)).string();
 }
 
+// An sdist: built into a wheel in the env (source_build) once the binary packages are in place
+// (the transaction calls these after every wheel and conda package), then installed.
+InstalledPackage install_sdist_package(const PackageContext& ctx, const PythonStepOptions& options) {
+    PythonLayout layout = layout_of(ctx);
+    SourceOptions so;
+    so.stage = ctx.stage.string();
+    so.python = staged_python(ctx);
+    so.compile = options.compile;
+    so.cache_dir = options.cache_dir;
+    so.lock = &ctx.lock;
+    so.where = ctx.where;
+    so.requested = requested_by_spec(ctx.package);
+    so.direct_url = direct_url_for(ctx.package);
+    RunEnvironment env = run_environment(ctx.stage.string(), &ctx.lock, current_environment());
+    auto got = install_sdist(ctx.package, ctx.cache->tree().string(), layout, env, so);
+    if (ctx.warn)
+        for (const auto& w : got.installed.warnings) ctx.warn(ctx.package.name + " " + ctx.package.version + ": " + w);
+    if (ctx.say) ctx.say(got.from_cache ? "linked " + ctx.package.name + " " + ctx.package.version + " built before (" + got.log_path + ")"
+                                        : "built " + ctx.package.name + " " + ctx.package.version + " from its sdist (log: " +
+                                              (got.log_path.empty() ? std::string("not kept") : got.log_path) + ")");
+    return package_of(ctx, "pypi", std::move(got.installed.files));
+}
+
 }  // namespace
+
+bool is_sdist(const LockedPackage& package) {
+    if (package.kind != Ecosystem::pypi) return false;
+    std::string file = package.url.substr(0, package.url.find_first_of("?#"));
+    file = file.substr(file.rfind('/') + 1);
+    return !(file.size() > 4 && file.compare(file.size() - 4, 4, ".whl") == 0);
+}
 
 PackageInstaller wheel_installer(const PythonStepOptions& options) {
     return [options](const PackageContext& ctx) {
         if (!ctx.cache) throw InputError("lock: " + ctx.package.name + " has no artifact to install");
+        if (is_sdist(ctx.package)) return install_sdist_package(ctx, options);
         PythonLayout layout = layout_of(ctx);
         WheelOptions wo;
         wo.stage = ctx.stage.string();
@@ -63,8 +95,10 @@ PackageInstaller wheel_installer(const PythonStepOptions& options) {
         std::error_code ec;
         bool tree = ctx.link_mode != LinkMode::copy && fs::is_directory(ctx.cache->tree(), ec);
         auto got = install_wheel((tree ? ctx.cache->tree() : ctx.cache->archive()).string(), layout, wo);
-        for (const auto& r : got.replaced)
-            if (ctx.warn) ctx.warn(ctx.package.name + " " + ctx.package.version + " overwrote " + r);
+        if (ctx.warn) {
+            for (const auto& r : got.replaced) ctx.warn(ctx.package.name + " " + ctx.package.version + " overwrote " + r);
+            for (const auto& w : got.warnings) ctx.warn(ctx.package.name + " " + ctx.package.version + ": " + w);
+        }
         return package_of(ctx, "pypi", std::move(got.files));
     };
 }
@@ -77,12 +111,19 @@ PackageInstaller source_installer(const PythonStepOptions& options) {
         so.python = staged_python(ctx);
         so.compile = options.compile;
         so.clone_url = options.mirrors.apply(ctx.package.url);
+        so.cache_dir = options.cache_dir;
+        so.lock = &ctx.lock;
+        so.where = ctx.where;
         // The documented command says editable or not (spec.sources[].install).
         for (const auto& s : ctx.lock.spec.sources)
             if (pep508::normalize_name(s.name) == pep508::normalize_name(ctx.package.name)) so.editable = is_editable_install(s.install);
         // Built in the stage, where its python and (conda) toolchain live.
         RunEnvironment env = run_environment(ctx.stage.string(), &ctx.lock, current_environment());
         auto got = install_source(ctx.package, layout, env, so);
+        if (ctx.say && !so.editable)
+            ctx.say(got.from_cache ? "linked " + ctx.package.name + " " + ctx.package.version + " built before (" + got.log_path + ")"
+                                   : "built " + ctx.package.name + " " + ctx.package.version + " from " + ctx.package.url + " (log: " +
+                                         (got.log_path.empty() ? std::string("not kept") : got.log_path) + ")");
         std::vector<WrittenFile> files = got.installed.files;
         // The checkout belongs to the package too (removed with it); its files are the user's
         // to edit, so no hashes are recorded for them.
@@ -128,6 +169,9 @@ VenvMaker venv_maker(const PythonStepOptions& options) {
 void use_python_installers(InstallOptions& options, const PythonStepOptions& given) {
     PythonStepOptions python = given;
     if (python.mirrors.rules.empty()) python.mirrors = options.fetch.mirrors;
+    // Built wheels beside the packages they were built from (<cache>/built).
+    if (python.cache_dir.empty())
+        python.cache_dir = (options.fetch.cache_dir.empty() ? fetch::default_cache_dir() : fs::path(options.fetch.cache_dir)).string();
     // Beside the packages of the same cache (the CLI always names one).
     if (python.probe_cache.empty() && !options.fetch.cache_dir.empty())
         python.probe_cache = (fs::path(options.fetch.cache_dir) / "interpreters").string();

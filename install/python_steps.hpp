@@ -1,6 +1,6 @@
 #pragma once
-// The Python half in the form the transaction calls it (transaction.hpp): PyPI wheels, git
-// sources, and a venv for locks without a conda python. Each writes under the stage only and
+// The Python half in the form the transaction calls it (transaction.hpp): PyPI wheels, sdists
+// and git sources (built in the env, source_build.hpp), and a venv for locks without a conda python. Each writes under the stage only and
 // names the final prefix in what it writes.
 #include <string>
 #include <vector>
@@ -14,7 +14,11 @@ struct PythonStepOptions {
     std::vector<std::string> interpreter_dirs;      // where base interpreters are looked for; empty: default_interpreter_dirs()
     fetch::Mirrors mirrors;                         // git sources are cloned through these (--mirror)
     std::string probe_cache;                        // where interpreter answers are kept; empty: ask every time
+    std::string cache_dir;                          // the shared cache: sources' built wheels go to <cache_dir>/built ("" = not kept)
 };
+
+// A PyPI entry whose file is not a wheel (an sdist: .tar.gz, .zip): it is built, not unpacked.
+bool is_sdist(const LockedPackage& package);
 
 PackageInstaller wheel_installer(const PythonStepOptions& options = {});
 PackageInstaller source_installer(const PythonStepOptions& options = {});

@@ -9,6 +9,7 @@
 #include "fetch/git_source.hpp"
 #include "fetch/process.hpp"
 #include "install/record.hpp"
+#include "install/source_build.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::install {
@@ -22,74 +23,21 @@ std::string trim(std::string s) {
     return s;
 }
 
-// Calls the project's PEP 517 backend in the checkout: [build-system] build-backend and
-// backend-path from pyproject.toml, else setuptools' legacy backend (PEP 517's fallback for
-// projects without one). Prints the built wheel's file name on the last line.
-const char* kBuildScript = R"PY(
-import importlib, os, sys
-mode, out = sys.argv[1], sys.argv[2]
-backend_name, backend_path = 'setuptools.build_meta:__legacy__', []
-if os.path.exists('pyproject.toml'):
-    try:
-        import tomllib
-    except ImportError:
-        tomllib = None
-    if tomllib is not None:
-        with open('pyproject.toml', 'rb') as f:
-            bs = tomllib.load(f).get('build-system', {})
-        backend_name = bs.get('build-backend', backend_name)
-        backend_path = bs.get('backend-path', [])
-sys.path[:0] = [os.path.abspath(p) for p in backend_path]
-if os.getcwd() not in sys.path:
-    sys.path.insert(0, os.getcwd())
-module, _, attr = backend_name.partition(':')
-backend = importlib.import_module(module)
-for part in filter(None, attr.split('.')):
-    backend = getattr(backend, part)
-if mode == 'editable' and hasattr(backend, 'build_editable'):
-    name = backend.build_editable(out)
-elif mode == 'editable':
-    # A backend from before PEP 660 (setuptools < 64, which old CUDA repos pin): what
-    # `setup.py develop` does, as a wheel: extensions built in place, the project's metadata,
-    # and a .pth naming the directory that holds its top-level packages.
-    import base64, hashlib, subprocess, zipfile
-    if not hasattr(backend, 'prepare_metadata_for_build_wheel'):
-        sys.exit('envlock: the build backend %s can build neither an editable wheel (PEP 660) nor metadata' % backend_name)
-    if os.path.exists('setup.py'):
-        subprocess.check_call([sys.executable, 'setup.py', 'build_ext', '--inplace'])
-    meta = os.path.join(out, 'meta')
-    os.makedirs(meta)
-    dist_info = backend.prepare_metadata_for_build_wheel(meta)
-    tops = []
-    top_level = os.path.join(meta, dist_info, 'top_level.txt')
-    if os.path.exists(top_level):
-        tops = [t.strip() for t in open(top_level) if t.strip()]
-    root = os.getcwd()
-    if tops and not any(os.path.exists(os.path.join(root, t)) or os.path.exists(os.path.join(root, t + '.py')) for t in tops) \
-            and os.path.isdir(os.path.join(root, 'src')):
-        root = os.path.join(root, 'src')
-    stem = dist_info[:-len('.dist-info')]
-    name = stem + '-py3-none-any.whl'
-    files = {'__editable__.%s.pth' % stem: (root + '\n').encode()}
-    for dirpath, _, filenames in os.walk(os.path.join(meta, dist_info)):
-        for f in filenames:
-            full = os.path.join(dirpath, f)
-            rel = os.path.relpath(full, meta).replace(os.sep, '/')
-            if not rel.endswith('/RECORD'):
-                files[rel] = open(full, 'rb').read()
-    files.setdefault(dist_info + '/WHEEL', b'Wheel-Version: 1.0\nGenerator: envlock\nRoot-Is-Purelib: true\nTag: py3-none-any\n')
-    rows = []
-    with zipfile.ZipFile(os.path.join(out, name), 'w') as z:
-        for rel, data in files.items():
-            z.writestr(rel, data)
-            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
-            rows.append('%s,sha256=%s,%d' % (rel, digest, len(data)))
-        z.writestr(dist_info + '/RECORD', '\n'.join(rows + [dist_info + '/RECORD,,']) + '\n')
-else:
-    name = backend.build_wheel(out)
-print()
-print(name)
-)PY";
+// What every build of a source shares: the env's python, run's environment, the cache.
+BuildRequest build_request(const LockedPackage& package, const SourceOptions& options, const RunEnvironment& env) {
+    BuildRequest br;
+    br.name = package.name;
+    br.version = package.version;
+    br.where = options.where.empty() ? package.name + " " + package.version : options.where;
+    br.python = options.python;
+    br.env = current_environment();
+    for (const auto& k : env.unset) br.env.erase(k);
+    for (const auto& [k, v] : env.set) br.env[k] = v;
+    br.lock = options.lock;
+    br.cache_dir = options.cache_dir;
+    br.timeout_seconds = options.timeout_seconds;
+    return br;
+}
 
 }  // namespace
 
@@ -133,25 +81,18 @@ SourceInstall install_source(const LockedPackage& package, const PythonLayout& l
     if (head.exit_code != 0 || trim(head.out) != package.rev)
         throw EnvironmentError("git: " + package.url + " checked out at " + trim(head.out) + ", not the locked commit " + package.rev);
 
-    // Build in the env (its torch, its compilers, CUDA_HOME, TORCH_CUDA_ARCH_LIST).
-    std::map<std::string, std::string> vars = current_environment();
-    for (const auto& k : env.unset) vars.erase(k);
-    for (const auto& [k, v] : env.set) vars[k] = v;
-    std::string tmpl = (fs::temp_directory_path() / "envlock-build-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw EnvironmentError(std::string("cannot create a build directory: ") + std::strerror(errno));
-    std::string out_dir = tmpl;
-    auto ran = run_process({options.python, "-c", kBuildScript, options.editable ? "editable" : "wheel", out_dir},
-                           options.timeout_seconds, ProcessOptions{checkout, vars});
-    result.build_log = ran.out;
-    std::string wheel_name;
-    if (auto nl = trim(ran.out).rfind('\n'); nl != std::string::npos) wheel_name = trim(ran.out).substr(nl + 1);
-    if (ran.exit_code != 0 || wheel_name.empty() || !fs::exists(fs::path(out_dir) / wheel_name, ec)) {
-        fs::remove_all(out_dir, ec);
-        std::string tail = ran.out.size() > 4000 ? "…" + ran.out.substr(ran.out.size() - 4000) : ran.out;
-        throw UnmetError("building " + package.name + " (" + package.url + " at " + package.rev.substr(0, 12) + ") with " +
-                         options.python + " failed (exit " + std::to_string(ran.exit_code) + "):\n" + tail);
-    }
-    result.wheel = (fs::path(out_dir) / wheel_name).string();
+    // Built in the env (its torch, its compilers, CUDA_HOME, TORCH_CUDA_ARCH_LIST), or taken
+    // from the built-wheel cache when everything the build depends on is the same.
+    BuildRequest br = build_request(package, options, env);
+    br.project_dir = checkout;
+    br.source_id = "git " + package.url + " " + package.rev;
+    br.editable = options.editable;
+    BuiltWheel built = build_source(br);
+    result.wheel = built.tree.empty() ? built.wheel : built.tree;
+    result.build_log = built.log;
+    result.log_path = built.log_path;
+    result.from_cache = built.from_cache;
+    std::string out_dir = built.temp_dir;
 
     WheelOptions wo;
     wo.stage = options.stage;
@@ -176,10 +117,53 @@ SourceInstall install_source(const LockedPackage& package, const PythonLayout& l
     try {
         result.installed = install_wheel(result.wheel, layout, wo);
     } catch (...) {
-        fs::remove_all(out_dir, ec);
+        if (!out_dir.empty()) fs::remove_all(out_dir, ec);
         throw;
     }
-    fs::remove_all(out_dir, ec);
+    if (!out_dir.empty()) fs::remove_all(out_dir, ec);
+    return result;
+}
+
+SdistInstall install_sdist(const LockedPackage& package, const std::string& tree, const PythonLayout& layout,
+                           const RunEnvironment& env, const SourceOptions& options) {
+    // An sdist unpacks to one directory, <name>-<version>/ (PEP 625; older ones spell the name
+    // as they like): the project is the single directory at the top.
+    std::string project;
+    std::error_code ec;
+    for (const auto& d : fs::directory_iterator(tree, ec)) {
+        if (!d.is_directory()) continue;
+        if (!project.empty()) {
+            project.clear();
+            break;
+        }
+        project = d.path().string();
+    }
+    if (project.empty() || (!fs::exists(fs::path(project) / "setup.py", ec) && !fs::exists(fs::path(project) / "pyproject.toml", ec)))
+        throw InputError((options.where.empty() ? package.name + " " + package.version : options.where) + ": the sdist " +
+                         package.url.substr(package.url.rfind('/') + 1) +
+                         " is not one directory holding setup.py or pyproject.toml, so there is nothing to build");
+    BuildRequest br = build_request(package, options, env);
+    br.project_dir = project;
+    br.build_in_copy = true;   // the tree is the shared package cache's
+    br.source_id = "sdist sha256:" + package.sha256;
+    BuiltWheel built = build_source(br);
+    SdistInstall result;
+    result.build_log = built.log;
+    result.log_path = built.log_path;
+    result.from_cache = built.from_cache;
+    WheelOptions wo;
+    wo.stage = options.stage;
+    wo.compile = options.compile;
+    wo.compile_python = options.python;
+    wo.requested = options.requested;
+    wo.direct_url = options.direct_url;
+    try {
+        result.installed = install_wheel(built.tree.empty() ? built.wheel : built.tree, layout, wo);
+    } catch (...) {
+        if (!built.temp_dir.empty()) fs::remove_all(built.temp_dir, ec);
+        throw;
+    }
+    if (!built.temp_dir.empty()) fs::remove_all(built.temp_dir, ec);
     return result;
 }
 

@@ -22,10 +22,13 @@
 #include "install/link.hpp"
 #include "install/parallel.hpp"
 #include "install/prefix_record.hpp"
+#include "install/python_steps.hpp"
 #include "install/repair.hpp"
 #include "install/signals.hpp"
 #include "install/stage.hpp"
+#include "resolver/lock/lock_entries.hpp"
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep508.hpp"
 
 namespace envlock::install {
 namespace {
@@ -52,16 +55,18 @@ std::string dep_name(const std::string& spec) {
     return n;
 }
 
-// Conda packages in dependency order (python before what needs it), ties in lock order.
-std::vector<const LockedPackage*> dependency_order(const std::vector<const LockedPackage*>& pkgs) {
+// Packages in dependency order (python before what needs it; a source before the sources whose
+// build imports it), ties in lock order. `pypi_names`: names compare as PEP 503 normalizes them.
+std::vector<const LockedPackage*> dependency_order(const std::vector<const LockedPackage*>& pkgs, bool pypi_names = false) {
+    auto key = [&](const std::string& name) { return pypi_names ? pep508::normalize_name(name) : name; };
     std::unordered_map<std::string, size_t> by_name;
-    for (size_t i = 0; i < pkgs.size(); ++i) by_name[pkgs[i]->name] = i;
+    for (size_t i = 0; i < pkgs.size(); ++i) by_name[key(pkgs[i]->name)] = i;
     std::vector<std::vector<size_t>> users(pkgs.size());
     std::vector<int> waiting(pkgs.size(), 0);
     for (size_t i = 0; i < pkgs.size(); ++i) {
         std::set<size_t> deps;
         for (const auto& d : pkgs[i]->depends) {
-            auto it = by_name.find(dep_name(d));
+            auto it = by_name.find(key(dep_name(d)));
             if (it != by_name.end() && it->second != i) deps.insert(it->second);
         }
         for (size_t d : deps) users[d].push_back(i);
@@ -219,6 +224,32 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
     auto say = [&](const std::string& s) {
         if (o.say) o.say(s);
     };
+    // Every error of one package's installation names the package and its lock line.
+    auto naming = [&](const LockedPackage& p, const auto& install) {
+        const std::string where = lock_entry_where(o.lock_file, p);
+        auto named = [&](const Error& e) {
+            std::string what = e.what();
+            return what.rfind(where, 0) == 0 ? what : where + ": " + what;
+        };
+        try {
+            return install();
+        } catch (const InputError& e) {
+            throw InputError(named(e));
+        } catch (const UnmetError& e) {
+            throw UnmetError(named(e));
+        } catch (const EnvironmentError& e) {
+            throw EnvironmentError(named(e));
+        }
+    };
+    // The lock as `check` proves its entries, before anything is fetched or touched: a version
+    // edited by hand must not be installed as the file's version while printing its own.
+    {
+        std::string problems;
+        for (const auto& p : lock.packages)
+            for (const auto& why : entry_problems(p)) problems += "\n  " + lock_entry_where(o.lock_file, p) + ": " + why;
+        if (!problems.empty())
+            throw InputError((o.lock_file.empty() ? std::string("the lock") : o.lock_file) + " has entries install cannot trust (`envlock check` says the same; resolve again):" + problems);
+    }
     for (const auto& p : lock.packages) {
         if (p.kind == Ecosystem::pypi && !o.install_wheel)
             throw InputError("the lock has PyPI packages (" + p.name + " " + p.version +
@@ -339,7 +370,20 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
                 q.index = wanted_of[p.index];
                 o.fetch_progress(q);
             };
-        populate_cache(wanted, o.fetch, progress);
+        try {
+            populate_cache(wanted, o.fetch, progress);
+        } catch (const Error& e) {
+            // Download and extraction errors name a URL or a file: the package and its lock line go first.
+            std::string what = e.what(), named;
+            for (size_t i : needed)
+                if (what.find(entries[i].filename) != std::string::npos)
+                    for (const auto& [p, at] : entry_of)
+                        if (at == i) named += (named.empty() ? "" : "; ") + lock_entry_where(o.lock_file, *p);
+            if (named.empty()) throw;
+            if (e.code == ExitCode::bad_input) throw InputError(named + ": " + what);
+            if (e.code == ExitCode::unmet) throw UnmetError(named + ": " + what);
+            throw EnvironmentError(named + ": " + what);
+        }
         check_signal();
         // --repair: a file edited in place through a hardlink edited the cache too.
         if (!damaged_packages.empty()) {
@@ -410,13 +454,20 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             std::lock_guard g(say_mutex);
             say("warning: " + s);
         };
+        auto say_locked = [&](const std::string& s) {
+            std::lock_guard g(say_mutex);
+            say(s);
+        };
         auto context = [&](const LockedPackage& p, const fs::path& stage) {
             const CacheEntry* cached = entry_of.count(&p) ? &entries[entry_of[&p]] : nullptr;
-            return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn, o.compile};
+            return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn, o.compile,
+                                  lock_entry_where(o.lock_file, p), say_locked};
         };
+        // Sources (git sources and sdists) are built after every binary package is in place,
+        // with the env's python and the torch, compilers and CUDA the lock put there.
         std::vector<const LockedPackage*> conda, pypi, sources;
         for (const auto* p : plan.add)
-            (p->kind == Ecosystem::conda ? conda : p->kind == Ecosystem::pypi ? pypi : sources).push_back(p);
+            (p->kind == Ecosystem::conda ? conda : p->kind == Ecosystem::pypi && !is_sdist(*p) ? pypi : sources).push_back(p);
         // path -> index in next.packages, to name clobbers. The keys view the paths inside the
         // packages' file lists, which stay put while next.packages grows (a moved vector keeps
         // its buffer) and are not changed afterwards.
@@ -458,7 +509,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             std::vector<InstalledPackage> linked(ordered.size());
             auto link_one = [&](size_t i) {
                 check_signal();
-                linked[i] = install_conda_package(context(*ordered[i], paths.stage), conda_info.at(ordered[i]));
+                linked[i] = naming(*ordered[i], [&] { return install_conda_package(context(*ordered[i], paths.stage), conda_info.at(ordered[i])); });
             };
             parallel_for(alone.size(), link_threads, [&](size_t k) { link_one(alone[k]); });
             for (size_t i : shared) link_one(i);
@@ -492,7 +543,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             std::vector<InstalledPackage> installed(pypi.size());
             auto install_one = [&](size_t i) {
                 check_signal();
-                installed[i] = o.install_wheel(context(*pypi[i], paths.stage));
+                installed[i] = naming(*pypi[i], [&] { return o.install_wheel(context(*pypi[i], paths.stage)); });
             };
             parallel_for(alone.size(), link_threads, [&](size_t k) { install_one(alone[k]); });
             for (size_t i : shared) install_one(i);
@@ -502,8 +553,9 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             owner.reserve(files);
             for (auto& p : installed) record(std::move(p));
         }
-        for (const auto* p : sources) {
-            record(o.install_source(context(*p, paths.stage)));
+        for (const auto* p : dependency_order(sources, /*pypi_names=*/true)) {
+            record(naming(*p, [&] { return p->kind == Ecosystem::source ? o.install_source(context(*p, paths.stage))
+                                                                         : o.install_wheel(context(*p, paths.stage)); }));
             check_signal();
         }
         next.python = python;

@@ -35,6 +35,8 @@ struct PackageContext {
     PythonInfo python;                     // empty when the environment has no python
     std::function<void(const std::string&)> warn;
     bool compile = false;                  // --compile: bytecode for noarch: python packages' .py files
+    std::string where;                     // how messages name it: "envlock.yaml:57: fvcore 0.1.5"
+    std::function<void(const std::string&)> say;   // progress lines (a source build: built or linked from the cache)
 };
 
 // Returns every file it wrote (prefix-relative, with sha256 and size), its metadata included.
@@ -57,6 +59,7 @@ struct InstallOptions {
     bool dry_run = false;                  // plan only: nothing is fetched, locked or written (with repair: every file is still checked)
     bool compile = false;                  // bytecode for noarch: python packages (wheels: PythonStepOptions)
     std::string command;                   // the command line, for conda-meta/history
+    std::string lock_file;                 // the lock's path, so every error names "<lock_file>:<line>: <package>"
     PackageInstaller install_wheel;        // pypi packages (the wheel half); unset: such locks are refused
     PackageInstaller install_source;       // git sources; unset: such locks are refused
     VenvMaker make_venv;                   // PyPI-only locks
@@ -87,9 +90,12 @@ struct InstallResult {
     bool changed = false;                      // the prefix was swapped for a new tree
 };
 
-// InputError for a lock it cannot install (a package kind with no installer, a prefix longer
-// than a binary placeholder, a non-envlock directory as prefix); EnvironmentError for the
-// network and the filesystem. On any error the prefix is left as it was.
+// InputError for a lock it cannot install (an entry that is incomplete or contradicts its own
+// URL, as `check` finds, refused before anything is touched; a package kind with no installer;
+// a prefix longer than a binary placeholder; a non-envlock directory as prefix); EnvironmentError
+// for the network and the filesystem; UnmetError for a source that does not build. An error of
+// one package names it and its lock line. Sources (git sources and sdists) are built after
+// every binary package is in place, in dependency order. On any error the prefix is left as it was.
 InstallResult install_lock(const Lock& lock, const InstallOptions& options);
 
 // Finishes or undoes an interrupted transaction on `prefix`; the caller holds the prefix

@@ -443,6 +443,7 @@ struct Placement {
     std::string_view record_hash;   // RECORD's sha256 text, when it is what record_hash_from_hex writes (views the rows)
     std::uint64_t expected_size = 0;
     bool executable = false;
+    bool stale_size = false;    // RECORD's size is not the member's: its hash is checked even in an unpacked tree
 };
 
 }  // namespace
@@ -612,10 +613,16 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
         if (!hex && rec.hash.find('=') == std::string::npos)
             throw InputError(wheel_path + ": " + record_name + " gives '" + rec.hash + "' for " + m.name +
                              "; expected <algorithm>=<urlsafe base64 digest>");
-        if (!rec.size.empty() && rec.size != std::to_string(m.size))
-            throw InputError(wheel_path + ": " + m.name + " is " + std::to_string(m.size) + " bytes, " + record_name +
-                             " says " + rec.size);
         Placement p;
+        // A size that disagrees with a hash that matches is a stale RECORD row, not damage: the
+        // PyPI wheels of torch 1.12.1, torchvision 0.13.1 and torchaudio 0.12.1 carry one for
+        // their METADATA. pip and uv warn and install; the member's hash (checked below, for an
+        // unpacked tree too) is what protects.
+        if (!rec.size.empty() && rec.size != std::to_string(m.size)) {
+            result.warnings.push_back(record_name + " gives " + m.name + " " + rec.size + " bytes, the wheel has " +
+                                      std::to_string(m.size) + " (its hash is checked instead)");
+            p.stale_size = true;
+        }
         if (hex) {
             p.expected_hash = std::move(*hex);
             if (canonical_record_hash(rec.hash)) p.record_hash = rec.hash;
@@ -696,7 +703,7 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
                 throw InputError(wheel_path + ": " + m.name + " is " + std::to_string(m.size) + " bytes, " + record_name +
                                  " says " + std::to_string(p.expected_size));
             std::string from = wheel_path + "/" + m.name;
-            if (options.verify_unpacked_hashes && digest_file(from).sha256 != p.expected_hash)
+            if ((options.verify_unpacked_hashes || p.stale_size) && digest_file(from).sha256 != p.expected_hash)
                 throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name);
             writer.place(from, staged(options, layout, p.final_path), options.hardlink);
             written.push_back({std::move(p.final_path), {std::move(p.expected_hash), p.expected_size}, p.scheme, p.record_hash});

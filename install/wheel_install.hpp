@@ -69,6 +69,7 @@ struct InstalledWheel {
     std::string dist_info;           // prefix-relative .dist-info directory
     std::vector<WrittenFile> files;     // every file written, RECORD included
     std::vector<std::string> replaced;    // files that existed before and were overwritten
+    std::vector<std::string> warnings;    // what pip would warn of and install anyway (a stale RECORD size)
 };
 
 // `wheel_path` is a .whl whose archive sha256 was already checked against the lock, or a directory

@@ -315,6 +315,7 @@ Lock read_lock(std::string_view yaml_text, std::string_view file) {
         }
         for (const auto& n : root["packages"]) {
             LockedPackage p;
+            p.line = n.Mark().line + 1;
             for (Ecosystem e : {Ecosystem::conda, Ecosystem::pypi, Ecosystem::source})
                 if (n[kind_key(e)]) {
                     p.kind = e;

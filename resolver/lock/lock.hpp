@@ -46,6 +46,7 @@ struct LockedPackage {
     bool depends_unknown = false;
     std::optional<LockedCuda> cuda;
     std::vector<std::string> requested_by;   // spec lines or packages whose requirement brought it in
+    int line = 0;               // where read_lock found the entry (1-based); 0 when not read from a file
 };
 
 // How the repo's CUDA extensions get built on the target.

@@ -19,16 +19,10 @@ namespace envlock {
 
 namespace {
 
-bool hex_of(const std::string& s, std::size_t n) {
-    return s.size() == n && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 std::string last_segment(const std::string& url) {
     std::string u = url.substr(0, url.find_first_of("?#"));
     return u.substr(u.rfind('/') + 1);
 }
-
-std::string entry_name(const LockedPackage& p) { return p.name + " " + p.version; }
 
 // The conda name of a PyPI project where they differ, and back (DESIGN.md: one project).
 std::string other_spelling(const std::string& name) {
@@ -38,52 +32,6 @@ std::string other_spelling(const std::string& name) {
 }
 
 }  // namespace
-
-std::vector<std::string> incomplete_entries(const Lock& lock) {
-    std::vector<std::string> out;
-    for (const auto& p : lock.packages) {
-        auto bad = [&](const std::string& why) { out.push_back(entry_name(p) + ": " + why); };
-        if (p.url.empty()) bad("no URL");
-        if (p.kind == Ecosystem::source) {
-            if (!hex_of(p.rev, 40)) bad("git source not pinned to a commit (rev: " + p.rev + ")");
-            continue;
-        }
-        if (!hex_of(p.sha256, 64) && !hex_of(p.md5, 32)) bad("no sha256 (nor md5) to verify the download");
-        std::string file = last_segment(p.url);
-        if (p.kind == Ecosystem::conda) {
-            try {
-                auto f = conda::PackageFilename::parse(file);
-                if (f.name != p.name || f.version != p.version || f.build != p.build)
-                    bad("the entry says " + p.name + "-" + p.version + "-" + p.build + " but its URL is " + file);
-            } catch (const InputError&) {
-                bad("URL does not name a conda package file: " + file);
-            }
-            continue;
-        }
-        // PyPI: the version of the file, from its name, is the version of the entry.
-        std::string name, version;
-        try {
-            if (file.size() > 4 && file.compare(file.size() - 4, 4, ".whl") == 0) {
-                auto w = wheel::WheelName::parse(file);
-                name = w.normalized_name;
-                version = w.version;
-            } else if (auto s = wheel::SdistName::try_parse(file)) {
-                name = s->normalized_name;
-                version = s->version;
-            }
-        } catch (const InputError&) {
-        }
-        if (name.empty()) {
-            bad("URL does not name a wheel or sdist: " + file);
-            continue;
-        }
-        auto locked = pep440::Version::try_parse(p.version);
-        auto of_file = pep440::Version::try_parse(version);
-        if (name != pep508::normalize_name(p.name) || !locked || !of_file || locked->str() != of_file->str())
-            bad("the entry says " + p.name + " " + p.version + " but its URL is " + file);
-    }
-    return out;
-}
 
 std::vector<std::string> unprovided_names(const Lock& lock) {
     std::set<std::string> conda, pypi;
@@ -146,7 +94,7 @@ std::vector<std::string> unprovided_names(const Lock& lock) {
                     continue;
                 }
             }
-            if (!provided(name)) out.push_back(entry_name(p) + ": needs " + d + ", which no package of the lock provides");
+            if (!provided(name)) out.push_back(p.name + " " + p.version + ": needs " + d + ", which no package of the lock provides");
         }
     }
     return out;
@@ -192,6 +140,9 @@ std::vector<std::string> self_check_problems(const Lock& lock, const knowledge::
         if (p.kind == Ecosystem::conda && p.name == "python") python = p.version;
         chosen.push_back(std::move(r));
     }
+    // A lock without a conda python (a venv on a base interpreter) was solved for the spec's
+    // `python: "X.Y"`, as the solve reads it: markers are evaluated for that.
+    if (python.empty() && pep440::Version::try_parse(lock.spec.python)) python = lock.spec.python;
     std::vector<std::string> out;
     for (const auto& v : self_check(in, knowledge, chosen, python)) out.push_back(v.requirement + ": " + v.found);
     return out;

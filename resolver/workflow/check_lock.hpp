@@ -8,11 +8,12 @@
 
 #include "resolver/knowledge/knowledge.hpp"
 #include "resolver/lock/lock.hpp"
+#include "resolver/lock/lock_entries.hpp"
 
 namespace envlock {
 
-// Entries that are incomplete or contradict their URL's file name (a version edited by hand).
-std::vector<std::string> incomplete_entries(const Lock& lock);
+// incomplete_entries (entries that are incomplete or contradict their URL's file name) lives in
+// resolver/lock/lock_entries.hpp, so that install refuses the same entries.
 
 // Requirements of the spec and dependencies of locked packages that no package of the lock
 // provides (a deleted or truncated entry). Markers are evaluated for the locked Python.

@@ -431,6 +431,26 @@ SpecLocation locate_spec(const std::string& path, const std::string& output, con
 
 namespace {
 
+// A find-links folder of local files (file:///usr/share/python-wheels) offers no hashes, and a
+// lock names the sha256 of every file it installs: resolve hashes the local files it chose.
+void hash_local_files(Lock& lock) {
+    for (auto& p : lock.packages) {
+        if (p.kind == Ecosystem::source || !p.sha256.empty() || !fetch::is_file_url(p.url)) continue;
+        const std::string path = fetch::file_url_path(p.url.substr(0, p.url.find_first_of("?#")));
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw EnvironmentError("cannot read " + path + " to record its sha256 in the lock (" + p.name + " " + p.version + ")");
+        Sha256 hash;
+        std::uint64_t size = 0;
+        std::vector<char> buffer(1 << 16);
+        while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+            hash.update(std::string_view(buffer.data(), static_cast<size_t>(in.gcount())));
+            size += static_cast<std::uint64_t>(in.gcount());
+        }
+        p.sha256 = hash.hex_digest();
+        p.size = size;
+    }
+}
+
 // The previous lock is the result when nothing it was solved from changed (resolver/workflow/
 // reuse.hpp): same binary, same spec + targets + knowledge (the content hash), the update
 // flags unused, the checkout's files unchanged, every index document unchanged. It is proved
@@ -488,6 +508,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     ResolveResult result;
     const bool to_stdout = o.output == "-";
     fetch::FetchContext ctx = fetch::load_fetch_context(o.fetch);
+    result.fetched = ctx.transport.tally;
     // The knowledge base loads on the other core while the spec and the previous lock are read
     // (each a few ms; together most of a re-resolve that reuses its lock).
     auto knowledge_loading = std::async(std::launch::async, [&o] { return knowledge::load(o.knowledge_files); });
@@ -632,6 +653,13 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     }
     std::string python = python_of(spec);
     request.marker_env = pep508::MarkerEnv::for_target(python.empty() ? "3.8" : python, platform);
+    try {
+        std::string minor = python.empty() ? "3.8" : python;
+        if (auto dot = minor.find('.', minor.find('.') + 1); dot != std::string::npos) minor.resize(dot);
+        request.target_tags = wheel::compatible_tags(minor, platform, in.targets.front().target.glibc);
+    } catch (const InputError&) {
+        // An unknown platform: metadata from the first wheel listed.
+    }
 
     // Git sources: their version comes from the revision, their commit from the remote (or
     // the previous lock), their name and requirements from their own packaging files, plus
@@ -756,6 +784,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         return result;
     }
     result.lock = std::move(outcome.lock);
+    hash_local_files(result.lock);
     // Packages whose own requirements stayed unknown: said per package in the lock, and once here.
     std::string unknown;
     for (auto& p : result.lock.packages) {

@@ -68,6 +68,8 @@ struct ResolveResult {
     // The previous lock was current (same inputs, indexes unchanged) and proved again: it is
     // the result, and the file was left as it was.
     bool reused = false;
+    // What this run fetched over the network (index documents, metadata reads, bytes).
+    std::shared_ptr<const fetch::FetchTally> fetched;
 };
 
 ResolveResult resolve_project(const ResolveOptions& options);

@@ -21,4 +21,7 @@ std::string core_metadata(const PyDist& dist);                 // METADATA / PKG
 // The import name a project installs ("Pillow" -> "PIL", "pytorch" -> "torch").
 std::string module_name(const std::string& project);
 
+// setuptools and wheel: their stand-ins carry metadata only, so the host's real ones build sdists.
+bool is_build_tool(const std::string& project);
+
 }  // namespace envlock::mirror

@@ -59,7 +59,13 @@ std::string setup_py() {
 from setuptools import find_packages, setup
 
 import torch
-from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
+try:
+    from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
+except ImportError:
+    # The demo mirror's torch is a stand-in with no cpp_extension: the ops cannot be built
+    # against it, so the package installs without them (a real torch builds them).
+    print('mmdet3d: torch {} has no cpp_extension (a stand-in?): installing without the ops'.format(torch.__version__))
+    BuildExtension = None
 
 
 def readme():
@@ -116,8 +122,8 @@ if __name__ == '__main__':
                 module='mmdet3d.ops.voxel',
                 sources=['src/voxelization.cpp'],
                 sources_cuda=['src/voxelization_cuda.cu']),
-        ],
-        cmdclass={'build_ext': BuildExtension},
+        ] if BuildExtension else [],
+        cmdclass={'build_ext': BuildExtension} if BuildExtension else {},
         zip_safe=False)
 )PY";
 }

@@ -134,3 +134,26 @@ TEST_CASE("a JSON body that a proxy replaced in the cache is not used again (the
     CHECK(d.body() == "{\"packages\": {}}");
     CHECK(server.requests().size() == 1);
 }
+
+TEST_CASE("a PyPI simple page answered by a login page (200, HTML with a form) is an error naming the URL, and never cached") {
+    TempTree t;
+    t.write("www/simple/six/index.html", "<html><body><a href=\"six-1.16.0-py2.py3-none-any.whl\">six</a></body></html>\n");
+    HttpServer server(t.str() + "/www");
+    server.add_fault("/simple/six/", {Fault::html_body, -1});
+    auto ctx = context(t);
+    IndexSources sources;
+    sources.index_urls = {server.url() + "/simple"};
+    CHECK_THROWS_WITH_AS(find_pypi_records(sources, {"six"}, ctx),
+                         doctest::Contains("/simple/six/: it answered a page with a form (a login page?) where a simple index page"),
+                         envlock::EnvironmentError);
+    // Not cached: offline, the page is missing, not the login page again.
+    auto offline = ctx;
+    offline.offline = true;
+    CHECK_THROWS_WITH_AS(find_pypi_records(sources, {"six"}, offline), doctest::Contains("offline, and not in the cache"),
+                         envlock::EnvironmentError);
+    // The page goes away: the real page is read.
+    server.clear_faults();
+    auto records = find_pypi_records(sources, {"six"}, ctx);
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].size() == 1);
+}

@@ -160,8 +160,11 @@ inline std::string read_bytes(const fs::path& p) {
 inline PkgSpec python_pkg(const std::string& version = "3.8.18") {
     std::string mm = version.substr(0, version.rfind('.'));
     PkgSpec p = package("python", version, "h1_0_cpython");
-    std::string script = "#!/bin/sh\n# stand-in for CPython " + version + "\nPYTHONPATH=\"" + text_placeholder() + "/lib/python" +
-                         mm + "/site-packages\" exec /usr/bin/python3 \"$@\"\n";
+    // The site-packages beside the script (CPython finds its prefix from its executable), so a
+    // source built in install's stage imports the stage's packages; the placeholder stays in a comment.
+    std::string script = "#!/bin/sh\n# stand-in for CPython " + version + " in " + text_placeholder() +
+                         "\nhere=$(cd \"$(dirname \"$0\")/..\" && pwd)\nPYTHONPATH=\"$here/lib/python" + mm +
+                         "/site-packages\" exec /usr/bin/python3 \"$@\"\n";
     p.files.push_back(patched("bin/python" + mm, script, text_placeholder(), false, 0755));
     p.files.push_back(symlink("bin/python", "python" + mm));
     p.files.push_back(file("lib/python" + mm + "/os.py", "# stand-in\n"));

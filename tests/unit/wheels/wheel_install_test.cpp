@@ -403,7 +403,44 @@ TEST_CASE("an unpacked wheel (a cache tree) installs by hard links to the same R
     TempDir t2;
     PythonLayout l2 = new_venv(t2.path / "env");
     write_text(t.path / "tree/fixpkg/cli.py", "def main(): pass\n");   // a cache tree someone edited
-    CHECK_THROWS_WITH_AS(install_wheel(t.str("tree"), l2, {}), doctest::Contains("fixpkg/cli.py is"), InputError);
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("tree"), l2, {}), doctest::Contains("fixpkg/cli.py does not match its sha256"), InputError);
+}
+
+TEST_CASE("a stale RECORD size on a member whose hash matches is a warning and the wheel installs, as pip and uv install "
+          "torch 1.12.1's wheels (their METADATA row); a member whose hash differs is still refused") {
+    TempDir t;
+    auto files = demo_wheel_files();
+    files["demo-1.0.dist-info/METADATA"] = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nSummary: a longer METADATA than RECORD says\n";
+    // The size torch's wheel builder left in RECORD before METADATA was rewritten: hash right, size stale.
+    std::string record;
+    for (const auto& [name, content] : files)
+        if (!name.ends_with("/RECORD"))
+            record += name + "," + record_hash_from_hex(sha256_hex(content)) + "," +
+                      std::to_string(name.ends_with("/METADATA") ? content.size() - 40 : content.size()) + "\n";
+    record += "demo-1.0.dist-info/RECORD,,\n";
+    make_wheel(t.str("demo-1.0-py3-none-any.whl"), files, record);
+
+    PythonLayout layout = new_venv(t.path / "env");
+    auto got = install_wheel(t.str("demo-1.0-py3-none-any.whl"), layout, {});
+    REQUIRE(got.warnings.size() == 1);
+    CHECK(got.warnings[0].find("demo-1.0.dist-info/METADATA") != std::string::npos);
+    CHECK(check_record(layout, got.dist_info).empty());   // the installed RECORD has the true sizes
+    CHECK(run_program({t.str("env/bin/python"), "-c", "import demo; print(demo.VALUE)"}).out == "42\n");
+
+    // The same wheel unpacked (a cache tree): the stale row's hash is checked instead of its size.
+    REQUIRE(run_program({"unzip", "-q", t.str("demo-1.0-py3-none-any.whl"), "-d", t.str("tree")}).exit_code == 0);
+    PythonLayout from_tree = new_venv(t.path / "env2");
+    CHECK(install_wheel(t.str("tree"), from_tree, {}).warnings.size() == 1);
+    const std::string edited = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nSummary: a LONGER METADATA than RECORD says\n";
+    write_text(t.path / "tree/demo-1.0.dist-info/METADATA", edited);
+    PythonLayout third = new_venv(t.path / "env3");
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("tree"), third, {}), doctest::Contains("METADATA does not match its sha256"), InputError);
+
+    // In an archive: other bytes under the stale row are refused by their hash.
+    files["demo-1.0.dist-info/METADATA"] = edited;
+    make_wheel(t.str("bad-1.0-py3-none-any.whl"), files, record);
+    PythonLayout fourth = new_venv(t.path / "env4");
+    CHECK_THROWS_WITH_AS(install_wheel(t.str("bad-1.0-py3-none-any.whl"), fourth, {}), doctest::Contains("does not match its sha256"), InputError);
 }
 
 TEST_CASE("two members or two entry points that would write one file are refused") {
