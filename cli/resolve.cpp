@@ -13,6 +13,13 @@ namespace envlock::cli {
 
 namespace {
 
+// ", 12 PyPI pages, 30 metadata reads": what the PyPI part of the indexes read so far.
+std::string reads_text(const ResolveStep& s) {
+    if (!s.pages && !s.metadata) return "";
+    return ", " + std::to_string(s.pages) + " PyPI page" + (s.pages == 1 ? "" : "s") + ", " + std::to_string(s.metadata) +
+           " metadata read" + (s.metadata == 1 ? "" : "s");
+}
+
 void show_step(Progress& p, const ResolveStep& s) {
     using Stage = ResolveStep::Stage;
     std::string count = std::to_string(s.done);
@@ -23,13 +30,18 @@ void show_step(Progress& p, const ResolveStep& s) {
             break;
         case Stage::indexes:
             if (!s.finished) p.update(fetching_indexes_text(s.done, s.bytes));
-            else if (s.done == 0) p.finish("Indexes read from the cache in " + seconds_text(s.seconds), s.seconds);
-            else p.finish(fetched_indexes_text(s.done, s.bytes, s.seconds), s.seconds);
+            else if (s.done == 0) p.finish("Indexes read from the cache in " + seconds_text(s.seconds) + reads_text(s), s.seconds);
+            else p.finish(fetched_indexes_text(s.done, s.bytes, s.seconds) + reads_text(s), s.seconds);
             break;
         case Stage::solve:
-            if (!s.finished) p.update("Solving");
+            // Rounds after the first read further what a solve reached unread.
+            if (!s.finished) p.update(s.round <= 1 ? std::string("Solving") : "Solving, round " + std::to_string(s.round) + ": " + human_bytes(s.bytes) + reads_text(s));
             else if (s.unsolved) p.clear();   // the explanation follows; "Solved in" would say the opposite
-            else p.finish("Solved in " + seconds_text(s.seconds), s.seconds);
+            else p.finish("Solved in " + seconds_text(s.seconds) + (s.round > 1 ? " (" + std::to_string(s.round) + " rounds" + reads_text(s) + ")" : std::string()), s.seconds);
+            break;
+        case Stage::explain:
+            if (!s.finished) p.update("Unsatisfiable; reading releases beyond the pins to explain it: " + human_bytes(s.bytes) + reads_text(s));
+            else p.finish("Read releases beyond the pins in " + seconds_text(s.seconds) + reads_text(s), s.seconds);
             break;
     }
 }
@@ -115,6 +127,9 @@ void add_resolve(CLI::App& app, int& exit_code) {
                     "conda channel priority: strict (default), flexible (conda's default) or disabled; remembered in the spec")
         ->check(CLI::IsMember({"strict", "flexible", "disabled"}));
     cmd->add_flag("--clone", f->options.clone, "recipe: git clone the repo at the recipe's commit and write the lock there");
+    cmd->add_flag("--all-versions", f->options.all_versions,
+                  "read the metadata of every version the requirements allow before solving, instead of the newest few "
+                  "widened as needed (same lock, more reads: a check of the lazy answer)");
     cmd->add_option("--knowledge", f->knowledge_files, "extra knowledge file (YAML); repeatable")->allow_extra_args(false);
     cmd->add_option("--mirror", f->options.fetch.mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
     cmd->add_option("--mirrors-file", f->options.fetch.mirrors_files, "a mirrors file (`mirrors:` FROM: TO, as `envlock-mirror build` writes one); repeatable; ENVLOCK_MIRRORS may name one too")->allow_extra_args(false);

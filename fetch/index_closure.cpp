@@ -7,6 +7,7 @@
 #include <optional>
 #include <deque>
 #include <future>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -21,6 +22,8 @@
 
 namespace envlock::fetch {
 
+std::string requirement_key(const std::string& normalized_name, const std::string& specifier) { return normalized_name + "\t" + specifier; }
+
 namespace {
 
 // A project's files share few version strings (torch's 388 files on the demo mirror's find-links
@@ -33,51 +36,79 @@ const std::optional<pep440::Version>& parsed(ParsedVersions& cache, const std::s
     return it->second;
 }
 
-// The versions of one project whose metadata is worth reading, newest first.
-std::vector<std::string> versions_to_read(const IndexRecords& records, ParsedVersions& cache, const std::vector<std::string>& constraints,
-                                          size_t budget, bool beyond_constraints = false) {
-    std::vector<pep440::SpecifierSet> sets;
-    for (const auto& c : constraints) {
-        try {
-            sets.push_back(pep440::SpecifierSet::parse(c));
-        } catch (const InputError&) {
-        }
-    }
-    std::vector<pep440::Version> versions;
-    std::set<std::string> seen;
-    if (beyond_constraints) {
-        // The newest `budget` releases (a release's builds, +cu118 and +cpu, count once) and
-        // whatever the constraints allow.
-        std::vector<pep440::Version> all;
-        for (const auto& r : records)
-            if (const auto& v = parsed(cache, r.version); v && seen.insert(v->str()).second) all.push_back(*v);
-        std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a > b; });
-        std::set<std::string> releases;
-        for (const auto& v : all) {
-            std::string s = v.str();
-            releases.insert(s.substr(0, s.find('+')));
-            bool allowed = !sets.empty() &&
-                           std::all_of(sets.begin(), sets.end(), [&](const pep440::SpecifierSet& set) { return set.contains(v, true); });
-            if (releases.size() <= budget || allowed) versions.push_back(v);
-        }
-        std::vector<std::string> out;
-        for (const auto& v : versions) out.push_back(v.str());
-        return out;
-    }
-    std::set<std::string> raw_seen;
-    for (const auto& r : records) {
-        if (!raw_seen.insert(r.version).second) continue;
+// A version a project's pages offer, as far as the page alone tells.
+struct Offered {
+    pep440::Version version;
+    std::string key;           // version.str()
+    std::string release;       // its public version: a release's builds (+cu118, +cpu) count once in a window
+    bool allowed = false;      // inside every constraint of the spec
+    bool fits = false;         // some unyanked file the target can take: Requires-Python holds, and an sdist or a wheel whose tags fit
+};
+
+bool is_wheel(const IndexRecord& r);
+
+// Every version some unyanked file offers, newest first.
+std::vector<Offered> offered_versions(const IndexRecords& files, ParsedVersions& cache, const std::vector<pep440::SpecifierSet>& must,
+                                      const std::optional<pep440::Version>& python, const std::optional<wheel::TagRanks>& tags) {
+    std::unordered_map<std::string, bool> python_fits;   // files of a project share few Requires-Python texts
+    std::map<std::string, Offered> by_key;
+    for (const auto& r : files) {
+        if (r.yanked) continue;   // PEP 592: the solve takes no yanked file (pool.cpp)
         const auto& v = parsed(cache, r.version);
-        if (!v || !seen.insert(v->str()).second) continue;
-        bool allowed = std::all_of(sets.begin(), sets.end(), [&](const pep440::SpecifierSet& s) { return s.contains(*v, true); });
-        if (allowed) versions.push_back(*v);
+        if (!v) continue;
+        std::string key = v->str();
+        auto it = by_key.find(key);
+        if (it == by_key.end()) {
+            Offered o{*v, key, v->public_version().str()};
+            o.allowed = std::all_of(must.begin(), must.end(), [&](const pep440::SpecifierSet& s) { return s.contains(*v, true); });
+            it = by_key.emplace(key, std::move(o)).first;
+        }
+        if (it->second.fits) continue;
+        bool fits = true;
+        if (python && !r.requires_python.empty()) {
+            auto [f, added] = python_fits.try_emplace(r.requires_python, true);
+            if (added) {
+                try {
+                    f->second = pep440::SpecifierSet::parse(r.requires_python).contains(*python, true);
+                } catch (const InputError&) {
+                }
+            }
+            fits = f->second;
+        }
+        if (fits && tags) {
+            try {
+                fits = is_wheel(r) ? tags->best(wheel::WheelName::parse(r.filename)) >= 0 : wheel::SdistName::try_parse(r.filename).has_value();
+            } catch (const InputError&) {
+                fits = false;
+            }
+        }
+        it->second.fits = fits;
     }
-    std::sort(versions.begin(), versions.end(), [](const auto& a, const auto& b) { return a > b; });
-    // A pinned project keeps every version the pins allow; an open one its newest few.
-    if (sets.empty() && versions.size() > budget) versions.resize(budget);
-    std::vector<std::string> out;
-    for (const auto& v : versions) out.push_back(v.str());
+    std::vector<Offered> out;
+    for (auto& [key, o] : by_key) out.push_back(std::move(o));
+    std::sort(out.begin(), out.end(), [](const Offered& a, const Offered& b) { return a.version > b.version; });
     return out;
+}
+
+// The newest `window` releases of those a requirement allows, the ones the target can take
+// first (a version whose files all need another Python or platform is read only when the
+// window reaches past every one that fits). PEP 440: pre-releases only where the specifier
+// names one or nothing else matches, as the solve matches them.
+void take_window(const std::vector<Offered>& offered, const pep440::SpecifierSet* spec, bool within_constraints, size_t window,
+                 std::set<std::string>& wanted) {
+    std::vector<const Offered*> matches;
+    for (int pass = 0; pass < 2 && matches.empty(); ++pass) {
+        std::optional<bool> pre = pass == 0 ? std::nullopt : std::optional<bool>(true);
+        for (const auto& o : offered)
+            if ((!within_constraints || o.allowed) && (!spec || spec->contains(o.version, pre))) matches.push_back(&o);
+    }
+    std::stable_partition(matches.begin(), matches.end(), [](const Offered* o) { return o->fits; });
+    std::set<std::string> releases;
+    for (const Offered* o : matches) {
+        if (!releases.count(o->release) && releases.size() >= window) continue;
+        releases.insert(o->release);
+        wanted.insert(o->key);
+    }
 }
 
 bool is_wheel(const IndexRecord& r) { return r.filename.size() > 4 && r.filename.substr(r.filename.size() - 4) == ".whl"; }
@@ -217,6 +248,204 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
     return out;
 }
 
+// The PyPI part of the closure, breadth first, a wave at a time: every page of a wave is
+// fetched at once, then every metadata file its windows add, so a cold resolve waits on a few
+// round trips, not on one per project. A project's requirements grow as the versions that
+// need it are read; each new one may widen what is read of it, so it is looked at again.
+void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<std::map<std::string, IndexRecords>>* linking,
+                  const FetchContext& ctx) {
+    IndexSources indexes;
+    indexes.index_urls = request.sources.index_urls;
+    std::optional<pep440::Version> python;
+    if (!request.python.empty()) python = pep440::Version::try_parse(request.python);
+    std::optional<wheel::TagRanks> tags;
+    if (!request.tags.empty()) tags.emplace(request.tags);
+    const wheel::TagRanks target_ranks(request.target_tags);
+    auto rank_for_target = [&](const IndexRecord& r) {
+        try {
+            return target_ranks.best(wheel::WheelName::parse(r.filename));
+        } catch (const InputError&) {
+            return -1;
+        }
+    };
+    std::map<std::string, pep440::SpecifierSet> specifiers;   // each requirement's text parsed once
+    auto specifier = [&](const std::string& text) -> const pep440::SpecifierSet* {
+        auto it = specifiers.find(text);
+        if (it == specifiers.end()) {
+            try {
+                it = specifiers.emplace(text, pep440::SpecifierSet::parse(text)).first;
+            } catch (const InputError&) {
+                return nullptr;
+            }
+        }
+        return &it->second;
+    };
+
+    std::map<std::string, std::set<std::string>> required;   // project -> the specifiers asked of it
+    std::set<std::string> named;                               // the projects the spec names
+    std::deque<std::string> queue;
+    std::set<std::string> queued;
+    auto require = [&](const std::string& name, const std::string& spec) {
+        if (required[name].insert(spec).second && queued.insert(name).second) queue.push_back(name);
+    };
+    for (const auto& n : request.pypi_names) {
+        std::string name = pep508::normalize_name(n);
+        named.insert(name);
+        require(name, "");
+        if (auto c = request.constraints.find(name); c != request.constraints.end())
+            for (const auto& text : c->second) require(name, text);
+    }
+    // A window a round widened is a requirement too (the solve may follow a line the closure's
+    // Python does not), so widening always reads further.
+    for (const auto& [key, size] : request.windows)
+        if (auto tab = key.find('\t'); tab != std::string::npos) require(key.substr(0, tab), key.substr(tab + 1));
+    auto must_of = [&](const std::string& name) {
+        std::vector<pep440::SpecifierSet> must;
+        if (auto c = request.constraints.find(name); c != request.constraints.end())
+            for (const auto& text : c->second)
+                if (const auto* s = specifier(text)) must.push_back(*s);
+        return must;
+    };
+    std::map<std::string, ParsedVersions> parsed_of;
+
+    while (!queue.empty()) {
+        std::vector<std::string> wave(queue.begin(), queue.end());
+        queue.clear();
+        queued.clear();
+        std::vector<std::string> unlisted;
+        for (const auto& name : wave)
+            if (!out.projects.count(name)) unlisted.push_back(name);
+        std::vector<IndexRecords> pages = indexes.index_urls.empty() || unlisted.empty() ? std::vector<IndexRecords>(unlisted.size())
+                                                                                          : find_pypi_records(indexes, unlisted, ctx);
+        if (!indexes.index_urls.empty()) out.pages_read += unlisted.size();
+        if (linking && linking->valid()) out.find_links_left = linking->get();
+        for (size_t k = 0; k < unlisted.size(); ++k) {
+            const std::string& name = unlisted[k];
+            ProjectRead& p = out.projects[name];
+            p.files = std::move(pages[k]);
+            // A name is reached once: its find-links records move, not copy.
+            if (auto it = out.find_links_left.find(name); it != out.find_links_left.end()) {
+                p.files.insert(p.files.end(), std::make_move_iterator(it->second.begin()), std::make_move_iterator(it->second.end()));
+                out.find_links_left.erase(it);
+            }
+            auto& seen = out.pypi_versions[name];
+            std::unordered_set<std::string_view> listed;
+            for (const auto& r : p.files)
+                if (listed.insert(r.version).second) seen.push_back(r.version);
+        }
+
+        // The versions each project's requirements now reach that were not read before.
+        struct Probe {
+            std::string name, version;
+        };
+        std::vector<Probe> probed;
+        IndexRecords probes;
+        for (const auto& name : wave) {
+            ProjectRead& p = out.projects[name];
+            ParsedVersions& versions_of = parsed_of[name];
+            auto offered = offered_versions(p.files, versions_of, must_of(name), python, tags);
+            std::set<std::string> wanted;
+            for (const auto& text : required[name]) {
+                if (request.all_versions) {
+                    take_window(offered, text.empty() ? nullptr : specifier(text), true, std::numeric_limits<size_t>::max(), wanted);
+                    continue;
+                }
+                const pep440::SpecifierSet* spec = text.empty() ? nullptr : specifier(text);
+                if (!text.empty() && !spec) continue;
+                auto w = request.windows.find(requirement_key(name, text));
+                take_window(offered, spec, true, w == request.windows.end() ? request.initial_window : w->second, wanted);
+            }
+            if (request.beyond_constraints && named.count(name)) take_window(offered, nullptr, false, request.beyond_window, wanted);
+            std::map<std::string, std::vector<const IndexRecord*>> files_of;
+            for (const auto& r : p.files) {
+                const auto& v = parsed(versions_of, r.version);
+                if (!v) continue;
+                std::string key = v->str();
+                if (wanted.count(key) && !p.read.count(key)) files_of[key].push_back(&r);
+            }
+            for (auto& [version, files] : files_of) {
+                p.read.insert(version);
+                bool known = std::all_of(files.begin(), files.end(), [](const IndexRecord* r) { return r->depends_known; });
+                if (known) continue;   // the page said (the PyPI JSON API lists requires_dist)
+                IndexRecords candidates;
+                for (const IndexRecord* r : files) candidates.push_back(*r);
+                probes.push_back(std::move(candidates[metadata_source(candidates, rank_for_target)]));
+                probed.push_back({name, version});
+            }
+        }
+        for (auto& note : fill_metadata_any_way(probes, ctx)) out.read_notes.push_back(std::move(note));
+        // A version with only an sdist: its PKG-INFO, else its setup files read statically.
+        fill_metadata_from_sdists(probes, ctx, request.read_package);
+        out.metadata_read += probes.size();
+        for (size_t i = 0; i < probes.size(); ++i) {
+            const IndexRecord& probe = probes[i];
+            if (!probe.depends_known) continue;
+            ProjectRead& p = out.projects[probed[i].name];
+            ParsedVersions& versions_of = parsed_of[probed[i].name];
+            for (auto& r : p.files) {
+                if (r.depends_known) continue;
+                const auto& v = parsed(versions_of, r.version);
+                if (!v || v->str() != probed[i].version) continue;
+                r.depends = probe.depends;
+                if (r.requires_python.empty()) r.requires_python = probe.requires_python;
+                r.depends_known = true;
+            }
+        }
+        // What the versions read need: requirements on other projects (those already met are
+        // met again, at no cost).
+        for (const auto& name : wave) {
+            ProjectRead& p = out.projects[name];
+            ParsedVersions& versions_of = parsed_of[name];
+            std::set<std::string_view> followed;   // one version's files share their Requires-Dist
+            for (const auto& r : p.files) {
+                if (!r.depends_known) continue;
+                const auto& v = parsed(versions_of, r.version);
+                if (!v || !p.read.count(v->str()) || !followed.insert(r.version).second) continue;
+                for (const auto& d : r.depends) {
+                    try {
+                        auto req = pep508::Requirement::parse(d);
+                        if (req.applies(request.marker_env)) require(req.normalized_name, req.specifier.str());
+                    } catch (const InputError&) {
+                    }
+                }
+            }
+        }
+    }
+
+    // What the solve sees: the files of the versions read, wheels first (an sdist's metadata
+    // can only be had by building it), and the files of the versions no window reached.
+    out.pypi.clear();
+    out.unread.clear();
+    out.notes = out.read_notes;
+    for (auto& [name, p] : out.projects) {
+        ParsedVersions& versions_of = parsed_of[name];
+        auto must = must_of(name);
+        IndexRecords kept;
+        for (const auto& r : p.files) {
+            const auto& v = parsed(versions_of, r.version);
+            if (!v) continue;
+            if (p.read.count(v->str())) kept.push_back(r);
+            else if (!r.yanked &&
+                     std::all_of(must.begin(), must.end(), [&](const pep440::SpecifierSet& s) { return s.contains(*v, true); }))
+                out.unread.push_back(r);
+        }
+        std::stable_sort(kept.begin(), kept.end(), [](const IndexRecord& a, const IndexRecord& b) { return is_wheel(a) && !is_wheel(b); });
+        size_t dropped = 0;
+        for (auto& r : kept) {
+            // An sdist's requirements are known only once it is built, as pip finds out; it stays
+            // a candidate, and the lock says so if it is chosen. A wheel without them is left out.
+            if (!r.depends_known && is_wheel(r)) {
+                ++dropped;
+                continue;
+            }
+            out.pypi.push_back(std::move(r));
+        }
+        if (dropped)
+            out.notes.push_back(name + ": " + std::to_string(dropped) +
+                                " file(s) left out: no Requires-Dist could be read for them (no core metadata, no readable wheel)");
+    }
+}
+
 }  // namespace
 
 IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx) {
@@ -248,114 +477,13 @@ IndexClosure collect_index_closure(const ClosureRequest& request, const FetchCon
     }
 
     if (request.sources.index_urls.empty() && request.sources.find_links.empty()) return out;
-    std::map<std::string, IndexRecords> linked;
-    IndexSources indexes;
-    indexes.index_urls = request.sources.index_urls;
-
-    std::deque<std::string> queue;
-    std::set<std::string> queued;
-    auto enqueue = [&](const std::string& name) {
-        std::string n = pep508::normalize_name(name);
-        if (queued.insert(n).second) queue.push_back(n);
-    };
-    for (const auto& n : request.pypi_names) enqueue(n);
-    const wheel::TagRanks target_ranks(request.target_tags);
-    auto rank_for_target = [&](const IndexRecord& r) {
-        try {
-            return target_ranks.best(wheel::WheelName::parse(r.filename));
-        } catch (const InputError&) {
-            return -1;
-        }
-    };
-
-    // Breadth first, a wave at a time: every page of a wave is fetched at once, then every
-    // metadata file its versions need, so a cold resolve waits on a few round trips, not on
-    // one per project.
-    while (!queue.empty()) {
-        std::vector<std::string> wave(queue.begin(), queue.end());
-        queue.clear();
-        std::vector<IndexRecords> pages = indexes.index_urls.empty() ? std::vector<IndexRecords>(wave.size())
-                                                                     : find_pypi_records(indexes, wave, ctx);
-        if (linking.valid()) linked = linking.get();
-        struct Project {
-            IndexRecords kept;
-            std::map<std::string, size_t> probe_of;   // version -> index into `probes`
-        };
-        std::vector<Project> projects(wave.size());
-        IndexRecords probes;   // one metadata read per version: files of one version share their Requires-Dist
-        for (size_t w = 0; w < wave.size(); ++w) {
-            const std::string& name = wave[w];
-            IndexRecords& found = pages[w];
-            // A name is in one wave only: its find-links records move, not copy.
-            if (auto it = linked.find(name); it != linked.end())
-                found.insert(found.end(), std::make_move_iterator(it->second.begin()), std::make_move_iterator(it->second.end()));
-            auto& seen = out.pypi_versions[name];
-            std::unordered_set<std::string_view> listed;
-            for (const auto& r : found)
-                if (listed.insert(r.version).second) seen.push_back(r.version);
-            ParsedVersions versions_of;
-            auto c = request.constraints.find(name);
-            auto versions = versions_to_read(found, versions_of, c == request.constraints.end() ? std::vector<std::string>{} : c->second,
-                                             request.versions_per_project, request.beyond_constraints);
-            std::set<std::string> wanted(versions.begin(), versions.end());
-            Project& p = projects[w];
-            for (auto& r : found) {
-                const auto& v = parsed(versions_of, r.version);
-                if (v && wanted.count(v->str())) p.kept.push_back(std::move(r));
-            }
-            // Wheels first: an sdist's metadata can only be had by building it.
-            std::stable_sort(p.kept.begin(), p.kept.end(), [](const IndexRecord& a, const IndexRecord& b) { return is_wheel(a) && !is_wheel(b); });
-            // One file per version is read, the one the target installs best (torch's macOS
-            // wheel lacks the nvidia-* requirements of its linux one).
-            std::map<std::string, IndexRecords> unknown_of;
-            for (const auto& r : p.kept)
-                if (!r.depends_known) unknown_of[pep440::Version::parse(r.version).str()].push_back(r);
-            for (auto& [v, files] : unknown_of) {
-                p.probe_of[v] = probes.size();
-                probes.push_back(std::move(files[metadata_source(files, rank_for_target)]));
-            }
-        }
-        for (auto& note : fill_metadata_any_way(probes, ctx)) out.notes.push_back(std::move(note));
-        // A version with only an sdist: its PKG-INFO, else its setup files read statically.
-        fill_metadata_from_sdists(probes, ctx, request.read_package);
-        for (size_t w = 0; w < wave.size(); ++w) {
-            const std::string& name = wave[w];
-            Project& p = projects[w];
-            size_t dropped = 0;
-            for (auto& r : p.kept) {
-                if (!r.depends_known) {
-                    auto it = p.probe_of.find(pep440::Version::parse(r.version).str());
-                    if (it == p.probe_of.end() || !probes[it->second].depends_known) {
-                        // An sdist's requirements are known only once it is built, as pip finds
-                        // out; it stays a candidate, with that said. A wheel without them is left out.
-                        if (is_wheel(r)) {
-                            ++dropped;
-                            continue;
-                        }
-                        // Unknown even from its setup files: a candidate still, and the lock
-                        // says so if it is chosen.
-                        out.pypi.push_back(std::move(r));
-                        continue;
-                    }
-                    r.depends = probes[it->second].depends;
-                    if (r.requires_python.empty()) r.requires_python = probes[it->second].requires_python;
-                    r.depends_known = true;
-                }
-                for (const auto& d : r.depends) {
-                    try {
-                        auto req = pep508::Requirement::parse(d);
-                        if (req.applies(request.marker_env)) enqueue(req.normalized_name);
-                    } catch (const InputError&) {
-                    }
-                }
-                out.pypi.push_back(std::move(r));
-            }
-            if (dropped)
-                out.notes.push_back(name + ": " + std::to_string(dropped) +
-                                    " file(s) left out: no Requires-Dist could be read for them (no core metadata, no readable wheel)");
-        }
-    }
+    pypi_closure(request, out, linking.valid() ? &linking : nullptr, ctx);
     return out;
+}
+
+void read_more_pypi(const ClosureRequest& request, IndexClosure& closure, const FetchContext& ctx) {
+    if (request.sources.index_urls.empty() && request.sources.find_links.empty()) return;
+    pypi_closure(request, closure, nullptr, ctx);
 }
 
 }  // namespace envlock::fetch

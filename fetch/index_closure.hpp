@@ -1,8 +1,10 @@
 #pragma once
-// Everything a solve may need from the indexes, read in one pass: every record of each conda
-// channel (platform subdir + noarch), and the PyPI files of the named projects and of every
-// project their Requires-Dist mention, transitively, with core metadata filled in.
+// Everything a solve may need from the indexes: every record of each conda channel (platform
+// subdir + noarch) that the roots reach, and the PyPI files of the named projects and of every
+// project their Requires-Dist mention, transitively, with core metadata filled in for the
+// versions each requirement's window reaches (the rest are listed as unread).
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,36 +22,71 @@ struct ClosureRequest {
     // conda names to start from; only they and what their depends reach are kept. Empty: keep
     // every record of every channel.
     std::vector<std::string> conda_names;
-    // Version constraints the spec puts on a project (normalized name -> specifiers): only
-    // versions inside them get their metadata read. Other projects get their newest
-    // `versions_per_project` versions.
+    // Version constraints the spec puts on a project (normalized name -> specifiers): every
+    // version read satisfies all of them, as every version the solve may take does.
     std::map<std::string, std::vector<std::string>> constraints;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
     // The target's wheel tags, best first (wheel::compatible_tags): a version's metadata is read
     // from the wheel the target installs best (see metadata_source). Empty: the first wheel listed.
     std::vector<wheel::Tag> target_tags;
-    size_t versions_per_project = 20;
-    // The constraints do not bound the read: a constrained project gets the versions they allow
-    // and its newest `versions_per_project` releases besides (an explanation of an
-    // unsatisfiable spec loosens the pins over these).
+    // What the page alone tells of a version before its metadata is read: Requires-Python
+    // against `python` (empty: not checked) and whether some file is an sdist or a wheel whose
+    // tags are in `tags` (empty: every wheel counts). Versions that fail come after the others
+    // in a window, never before.
+    std::string python;
+    std::vector<wheel::Tag> tags;
+    // Lazy candidates: each requirement on a project (its specifier; the spec's names are
+    // required as "" besides their constraints) reads the metadata of the newest
+    // `initial_window` releases it allows; `windows` holds the sizes later rounds widened, by
+    // requirement_key. The versions no window reaches are returned as `unread`.
+    size_t initial_window = 2;
+    std::map<std::string, size_t> windows;
+    bool all_versions = false;             // every version every requirement allows: the complete problem
+    // For an explanation of an unsatisfiable spec: the projects the spec names also read their
+    // newest `beyond_window` releases outside the constraints, so the pins can be loosened over them.
     bool beyond_constraints = false;
+    size_t beyond_window = 40;
     // Reads an sdist's requirements from its setup.py/setup.cfg/pyproject.toml when its
     // PKG-INFO lists none (see fill_metadata_from_sdists); empty: sdists stay unknown.
     PackageReader read_package;
+};
+
+// The key a requirement's window is kept by: "numpy\t<2,>=1.21".
+std::string requirement_key(const std::string& normalized_name, const std::string& specifier);
+
+// One PyPI project as far as it was read: every file its pages list (in page order, index
+// pages then find-links), Requires-Dist filled for the versions read.
+struct ProjectRead {
+    IndexRecords files;
+    std::set<std::string> read;            // versions (normalized) whose metadata was read
 };
 
 struct IndexClosure {
     std::vector<CondaChannelRecords> channels;
     IndexRecords pypi;                     // wheels whose Requires-Dist is known; sdists (depends_known
                                            // false when not even their setup files tell)
+    // The files of the versions the pages offer (inside the spec's constraints) whose metadata
+    // no window read: the solve stands one candidate in for each project's (solve.hpp, `unread`).
+    IndexRecords unread;
     std::vector<std::string> notes;        // what was left out and why
     // What the indexes offered, before any filtering, so a requirement nothing satisfies can
     // be named with what there is instead: every version each PyPI project read lists
     // (normalized name -> versions as published), and every package name of every channel.
     std::map<std::string, std::vector<std::string>> pypi_versions;
     std::vector<std::string> conda_names_offered;
+    // What was read, so a later round (read_more_pypi) reads only what is new.
+    std::map<std::string, ProjectRead> projects;
+    std::map<std::string, IndexRecords> find_links_left;   // find-links records of projects not reached yet
+    std::vector<std::string> read_notes;   // what reading metadata said (whole files downloaded), every round
+    std::size_t pages_read = 0;            // PyPI project pages fetched
+    std::size_t metadata_read = 0;         // versions whose metadata was read
 };
 
 IndexClosure collect_index_closure(const ClosureRequest& request, const FetchContext& ctx);
+
+// Another round over the same indexes: the pages already read are kept, and only the versions
+// the request's (wider) windows add get their metadata read. `pypi`, `unread` and `notes`
+// are made again; the channels stay.
+void read_more_pypi(const ClosureRequest& request, IndexClosure& closure, const FetchContext& ctx);
 
 }  // namespace envlock::fetch

@@ -840,6 +840,16 @@ std::vector<LockedDecision> decisions_that_mattered(SolvPool& sp, const std::vec
             auto ids = sp.matching(job.dep);
             if (std::find(ids.begin(), ids.end(), id_of(c)) != ids.end()) constraints.emplace_back(ids.begin(), ids.end());
         }
+        // PyPI: and the Requires-Dist of the chosen packages that took it (torchvision's
+        // torch==1.9.0 leaves no other torch release to rule out). So the alternatives are the
+        // releases every requirer allows, which lazy candidates read whatever their windows
+        // (solve.cpp, reads_to_widen (3)), and the lock does not depend on what else was read.
+        if (c->kind == CandKind::pypi)
+            for (const Candidate* requirer : chosen)
+                for (const auto& d : requirer->deps) {
+                    auto ids = sp.matching(d);
+                    if (requirer != c && std::find(ids.begin(), ids.end(), id_of(c)) != ids.end()) constraints.emplace_back(ids.begin(), ids.end());
+                }
         std::vector<const Candidate*> better;
         for (const auto& other : sp.candidates())
             if (other.solv_name == c->solv_name && other.rank > c->rank &&

@@ -97,7 +97,8 @@ std::optional<int> buildable_arch(const knowledge::Knowledge& k, const std::stri
 std::string Candidate::label() const {
     switch (kind) {
         case CandKind::conda: return record.name + " " + record.version + " (conda " + record.build + ")";
-        case CandKind::pypi: return dist + " " + record.version + " (pypi)";
+        case CandKind::pypi:
+            return unread.empty() ? dist + " " + record.version + " (pypi)" : dist + " (a release whose metadata was not read)";
         case CandKind::source: return record.name + " " + record.version + " (git " + record.rev + ")";
         case CandKind::virtual_package: return "the machine's " + record.name + " " + record.version;
         case CandKind::system_nvcc: return "system nvcc " + record.version + " at " + record.url;
@@ -105,6 +106,11 @@ std::string Candidate::label() const {
         case CandKind::extra: return solv_name.substr(solv_name.find(':') + 1) + " " + record.version;
     }
     return record.name;
+}
+
+bool Candidate::satisfies(const pep440::SpecifierSet& specifier, std::optional<bool> prereleases) const {
+    if (pep440_version) return specifier.contains(*pep440_version, prereleases);
+    return std::any_of(unread.begin(), unread.end(), [&](const pep440::Version& v) { return specifier.contains(v, prereleases); });
 }
 
 std::vector<std::string> pypi_dep_arguments(const std::string& requirement) {
@@ -212,7 +218,9 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
     std::vector<Id> out;
     auto id_of = [&](size_t index) { return first_id_ + static_cast<Id>(index); };
 
-    auto pypi_matches = [&](const std::string& text) {
+    // stand_ins: whether a stand-in for unread versions may match. Not where the match is what a
+    // candidate conflicts with (an advisory's other member): a stand-in binds to no advisory.
+    auto pypi_matches = [&](const std::string& text, bool stand_ins = true) {
         std::vector<Id> ids;
         auto req = pep508::Requirement::parse(text);
         auto it = by_dist_.find(req.normalized_name);
@@ -223,8 +231,7 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
             for (size_t i : it->second) {
                 const auto& c = cands_[i];
                 if (!req.url.empty() && c.kind != CandKind::source) continue;
-                if (!c.pep440_version) continue;
-                if (req.specifier.contains(*c.pep440_version, pre)) ids.push_back(id_of(i));
+                if ((stand_ins || c.unread.empty()) && c.satisfies(req.specifier, pre)) ids.push_back(id_of(i));
             }
         }
         return ids;
@@ -252,8 +259,7 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         for (const auto& [dist, members] : by_dist_) {
             if (!fills_cuda_placeholder(*placeholder, dist)) continue;
             for (size_t i : members)
-                if (cands_[i].kind == CandKind::pypi && cands_[i].pep440_version && req.specifier.contains(*cands_[i].pep440_version))
-                    out.push_back(id_of(i));
+                if (cands_[i].kind == CandKind::pypi && cands_[i].satisfies(req.specifier, std::nullopt)) out.push_back(id_of(i));
         }
         return out;
     }
@@ -272,7 +278,7 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         return {ids.begin(), ids.end()};
     }
     // "advisory\tID\tREQUIREMENT" or "advisory\tID\tcudaat\tSPEC": the other member of the pair.
-    if (kind == "advisory") return f.at(2) == "cudaat" ? compute("cudaat\t" + f.at(3)) : pypi_matches(f.at(2));
+    if (kind == "advisory") return f.at(2) == "cudaat" ? compute("cudaat\t" + f.at(3)) : pypi_matches(f.at(2), false);
     if (kind == "exactly") return {id_of(std::stoul(f.at(1)))};
     if (kind == "pypiextra") {
         auto req = pep508::Requirement::parse(f.at(2));
@@ -281,7 +287,7 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         for (int pass = 0; pass < 2 && out.empty(); ++pass) {
             std::optional<bool> pre = pass == 0 ? std::nullopt : std::optional<bool>(true);
             for (size_t i : it->second)
-                if (cands_[i].pep440_version && req.specifier.contains(*cands_[i].pep440_version, pre)) out.push_back(id_of(i));
+                if (cands_[i].satisfies(req.specifier, pre)) out.push_back(id_of(i));
         }
         return out;
     }
@@ -336,6 +342,11 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         if (auto it = by_dist_.find("torch"); it != by_dist_.end())
             for (size_t i : it->second) {
                 const auto& c = cands_[i];
+                // torch's stand-in may hold that build among its unread versions: it stays a relaxation.
+                if (!c.unread.empty()) {
+                    out.push_back(id_of(i));
+                    continue;
+                }
                 if (!c.cuda || c.cuda->runtime != runtime) continue;
                 if (!series.empty() && major_minor(c.record.version.substr(0, c.record.version.find('+'))) != series) continue;
                 out.push_back(id_of(i));
@@ -555,6 +566,46 @@ void SolvPool::add_candidates() {
         cands_.push_back(std::move(c));
     }
 
+    // The versions no window read: one stand-in per project, through the same filters as the
+    // files read (yanked, Requires-Python, tags), with no requirements of its own.
+    std::map<std::string, std::set<pep440::Version>> unread;
+    for (const auto& rec : in.unread) {
+        if (rec.yanked) continue;
+        auto version = pep440::Version::try_parse(rec.version);
+        if (!version) continue;
+        if (!rec.requires_python.empty()) {
+            auto [it, added] = python_allowed.try_emplace(rec.requires_python, true);
+            if (added) {
+                try {
+                    it->second = pep440::SpecifierSet::parse(rec.requires_python).contains(python, true);
+                } catch (const InputError&) {
+                }
+            }
+            if (!it->second) continue;
+        }
+        try {
+            if (rec.filename.size() > 4 && rec.filename.compare(rec.filename.size() - 4, 4, ".whl") == 0) {
+                if (tags.best(wheel::WheelName::parse(rec.filename)) < 0) continue;
+            } else if (!wheel::SdistName::try_parse(rec.filename)) {
+                continue;
+            }
+        } catch (const InputError&) {
+            continue;
+        }
+        unread[pep508::normalize_name(rec.name)].insert(*version);
+    }
+    for (auto& [dist, versions] : unread) {
+        Candidate c;
+        c.kind = CandKind::pypi;
+        c.record.ecosystem = Ecosystem::pypi;
+        c.record.name = dist;
+        c.solv_name = "pypi:" + dist;
+        c.dist = dist;
+        c.unread.assign(versions.rbegin(), versions.rend());
+        c.repo_priority = 200;
+        cands_.push_back(std::move(c));
+    }
+
     // A CUDA-variant placeholder of the spec ("spconv-cuxxx"): each project that fills it is a
     // build for the CUDA its name says, so it needs a driver that runs that CUDA and, where the
     // spec asks for torch, the torch build of that CUDA ("xxx" is the CUDA the environment uses).
@@ -576,7 +627,7 @@ void SolvPool::add_candidates() {
         }
     }
     for (auto& c : cands_) {
-        if (c.kind != CandKind::pypi) continue;
+        if (c.kind != CandKind::pypi || !c.unread.empty()) continue;
         for (const auto& p : placeholders) {
             auto runtime = fills_cuda_placeholder(p, c.dist);
             if (!runtime) continue;
@@ -630,6 +681,7 @@ void SolvPool::add_candidates() {
             x.dist = "";
             x.solv_name = "extra:" + cands_[i].dist + "[" + e + "]";
             x.pep440_version = cands_[i].pep440_version;
+            x.unread = cands_[i].unread;
             x.repo_priority = cands_[i].repo_priority;
             x.deps.push_back("exactly\t" + std::to_string(i));
             for (const auto& d : cands_[i].record.depends) {
@@ -741,6 +793,8 @@ void SolvPool::apply_advisory(const std::string& id, const AdvisoryRule& rule) {
     for (Id p : compute(first.rfind("cudaat\t", 0) == 0 ? first : "pypi\t" + first)) {
         if (p == SYSTEMSOLVABLE && first_id_ != 0) continue;
         Candidate& c = cands_[static_cast<size_t>(p - first_id_)];
+        // A stand-in is many versions, some perhaps outside the advisory: it stays unbound.
+        if (!c.unread.empty()) continue;
         if (rule.members.size() == 1)
             c.deps.push_back("fact\tadvisory\t" + id);
         else
@@ -823,6 +877,7 @@ void SolvPool::add_to_pool() {
                 if (int cmp = conda_primary(x, y); cmp != 0) return cmp < 0;
                 return x.record.filename < y.record.filename;
             }
+            if (x.unread.empty() != y.unread.empty()) return x.unread.empty();   // a stand-in last
             if (torch_bound && is_sdist(x) != is_sdist(y)) return !is_sdist(x);
             if (x.pep440_version && y.pep440_version && *x.pep440_version != *y.pep440_version)
                 return *x.pep440_version > *y.pep440_version;

@@ -37,7 +37,12 @@ struct Candidate {
     int rank = 0;                          // within solv_name: higher is preferred (the EVR)
     std::vector<std::string> deps;         // namespace dep arguments
     std::vector<std::string> conflicts;
+    // A stand-in for a project's versions whose metadata was not read (SolveInput::unread),
+    // newest first: it has no version of its own and matches a specifier where one of these does.
+    std::vector<pep440::Version> unread;
     std::string label() const;             // "torch 1.9.1+cu111 (pypi)"
+    // Does the candidate's version (a stand-in: one of its versions) satisfy the specifier?
+    bool satisfies(const pep440::SpecifierSet& specifier, std::optional<bool> prereleases) const;
 };
 
 // A requirement the user asked for, as a job.

@@ -135,22 +135,47 @@ struct Checker {
             if (!dist.empty()) by_dist[dist].push_back(&r);
         }
         for (const auto& t : in.targets) virtuals.push_back(virtual_packages(t.target));
-        // Extras a chosen package asks of another ("mmdet[tracking]" in a Requires-Dist).
-        for (const auto& r : chosen) {
-            if (r.ecosystem == Ecosystem::conda) continue;
-            for (const auto& d : r.depends) {
-                try {
-                    auto req = pep508::Requirement::parse(d);
-                    for (const auto& e : req.extras) extras_asked[req.normalized_name].insert(pep508::normalize_name(e));
-                } catch (const InputError&) {
-                }
-            }
-        }
         if (!python.empty()) {
             std::string platform = in.targets.front().target.platform.empty() ? "linux-64" : in.targets.front().target.platform;
             try {
                 env = pep508::MarkerEnv::for_target(python, platform);
             } catch (const InputError&) {
+            }
+        }
+        asked_extras();
+    }
+
+    // The extras some requirement asks of a project ("mmdet[tracking]"), from the spec and from
+    // the chosen packages' Requires-Dist lines whose marker holds. A line's marker may name the
+    // extras of its own package (contourpy's `contourpy[bokeh,docs]; extra == "mypy"` holds only
+    // where contourpy[mypy] is asked for), so the set grows until nothing more is asked.
+    void asked_extras() {
+        auto ask = [&](const pep508::Requirement& req) {
+            bool grew = false;
+            for (const auto& e : req.extras) grew = extras_asked[req.normalized_name].insert(pep508::normalize_name(e)).second || grew;
+            return grew;
+        };
+        for (const auto& r : in.spec.requirements) {
+            if (r.ecosystem == "conda") continue;
+            try {
+                auto req = pep508::Requirement::parse(r.text);
+                if (applies(req)) ask(req);
+            } catch (const InputError&) {
+            }
+        }
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (const auto& r : chosen) {
+                if (r.ecosystem == Ecosystem::conda) continue;
+                std::set<std::string> own;
+                if (auto it = extras_asked.find(dist_of(r)); it != extras_asked.end()) own = it->second;
+                for (const auto& d : r.depends) {
+                    try {
+                        auto req = pep508::Requirement::parse(d);
+                        if (applies(req, own)) grew = ask(req) || grew;
+                    } catch (const InputError&) {
+                    }
+                }
             }
         }
     }
@@ -180,7 +205,6 @@ struct Checker {
                 continue;
             }
             if (pypi) {
-                for (const auto& e : pypi->extras) extras_asked[pypi->normalized_name].insert(pep508::normalize_name(e));
                 if (!applies(*pypi)) continue;
                 std::string found = pypi_holds(*pypi);
                 // Either ecosystem: a conda record that matches the text as a MatchSpec also does.

@@ -186,6 +186,84 @@ std::map<Id, std::vector<std::string>> who_asked_for(SolvPool& sp, const std::ve
     return out;
 }
 
+// A requirement as the index closure keys its window: its normalized name and specifier.
+std::optional<std::pair<std::string, std::string>> window_of(const std::string& argument) {
+    auto f = split_dep(argument);
+    const std::string* text = f[0] == "pypi" || f[0] == "either" ? &f[1] : f[0] == "pypiextra" && f.size() > 2 ? &f[2] : nullptr;
+    if (!text) return std::nullopt;
+    try {
+        auto req = pep508::Requirement::parse(*text);
+        return std::make_pair(req.normalized_name, req.specifier.str());
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+}
+
+// Whether a solve's answer could change with versions not read (SolveInput::unread), and which
+// requirements to read further if so. The stand-ins relax the problem (they satisfy whatever an
+// unread version could, need nothing, and bind to no advisory), so whatever the solve rules out
+// with them present (a newer release passed over, a version that conflicts) is ruled out with
+// every version read too: a solution of the complete problem with that release would be one of
+// this problem, the unread versions it takes replaced by their stand-ins. And libsolv takes, of
+// what a requirement allows, the best ranked candidate it can, every stand-in ranking below the
+// releases read. So the answer stands when (1) no stand-in was taken and (3) no unread release
+// of a chosen project is newer than the one taken (a window orders the versions the page says fit
+// first, and the solve's Python may differ from the closure's); else the requirements that took
+// the stand-in, or the older release, read further.
+std::vector<std::pair<std::string, std::string>> reads_to_widen(SolvPool& sp, const std::vector<Job>& jobs, const std::vector<Id>& installed) {
+    std::set<std::pair<std::string, std::string>> out;
+    auto stand_in = [&](Id p) {
+        const Candidate* c = sp.candidate(p);
+        return c && !c->unread.empty();
+    };
+    std::set<Id> chosen(installed.begin(), installed.end());
+    auto asks_chosen_stand_in = [&](const std::string& dep) {
+        for (Id p : sp.matching(dep))
+            if (stand_in(p) && chosen.count(p)) return true;
+        return false;
+    };
+    bool took_stand_in = std::any_of(installed.begin(), installed.end(), stand_in);
+    if (took_stand_in) {
+        for (const auto& job : jobs)
+            if (asks_chosen_stand_in(job.dep))
+                if (auto w = window_of(job.dep)) out.insert(*w);
+        for (Id p : installed)
+            for (const auto& dep : sp.candidate(p)->deps)
+                if (asks_chosen_stand_in(dep))
+                    if (auto w = window_of(dep)) out.insert(*w);
+    }
+    std::map<std::string, const Candidate*> stand_in_of;   // solv_name -> its stand-in
+    for (const auto& c : sp.candidates())
+        if (!c.unread.empty() && c.kind == CandKind::pypi) stand_in_of[c.solv_name] = &c;
+    for (Id p : installed) {
+        const Candidate* c = sp.candidate(p);
+        if (c->kind != CandKind::pypi || !c->unread.empty() || !c->pep440_version) continue;
+        auto s = stand_in_of.find(c->solv_name);
+        if (s == stand_in_of.end() || !(s->second->unread.front() > *c->pep440_version)) continue;
+        // (3) An unread release newer than the one taken that every requirement which took it
+        // allows (a window orders the versions the page says fit first, and the solve's Python
+        // may differ from the closure's): those requirements read further.
+        std::vector<std::string> taking;
+        auto takes = [&](const std::string& dep) {
+            auto ids = sp.matching(dep);
+            if (std::find(ids.begin(), ids.end(), p) != ids.end()) taking.push_back(dep);
+        };
+        for (const auto& job : jobs) takes(job.dep);
+        for (Id q : installed)
+            for (const auto& dep : sp.candidate(q)->deps) takes(dep);
+        std::vector<pep440::SpecifierSet> specs;
+        for (const auto& dep : taking)
+            if (auto w = window_of(dep)) specs.push_back(pep440::SpecifierSet::parse(w->second));
+        bool newer = std::any_of(s->second->unread.begin(), s->second->unread.end(), [&](const pep440::Version& u) {
+            return u > *c->pep440_version && std::all_of(specs.begin(), specs.end(), [&](const pep440::SpecifierSet& spec) { return spec.contains(u); });
+        });
+        if (newer)
+            for (const auto& dep : taking)
+                if (auto w = window_of(dep)) out.insert(*w);
+    }
+    return {out.begin(), out.end()};
+}
+
 // Whether the answer depends on the kernel: a chosen conda record depends on (or constrains)
 // __linux's version. Only then does the lock keep the kernel (#30: a lock records no host fact
 // that nothing depends on, so another machine with another kernel re-resolves to the same bytes).
@@ -298,8 +376,24 @@ std::string python_full_for(const std::string& minor, const std::map<std::string
 
 std::vector<std::string> python_minors_to_try(const SolveInput& input) { return python_minors_to_try(input, python_releases(input)); }
 
+// One solve over the candidates given (stand-ins included).
+static SolveOutcome solve_once(const SolveInput& input);
+
 SolveOutcome solve(const SolveInput& input) {
     if (input.targets.empty()) throw InputError("resolve: no target machine given");
+    if (!input.unread.empty()) {
+        SolveOutcome relaxed = solve_once(input);
+        if (relaxed.solved || !relaxed.widen.empty()) return relaxed;
+        // Unsatisfiable even with every unread version standing in: so it is with all of them
+        // read. Explained over the versions read, in the words of real releases.
+        SolveInput read = input;
+        read.unread.clear();
+        return solve_once(read);
+    }
+    return solve_once(input);
+}
+
+static SolveOutcome solve_once(const SolveInput& input) {
     SolveOutcome outcome;
 
     // Python is asked for only when the spec names it or asks for PyPI packages or sources;
@@ -428,7 +522,8 @@ SolveOutcome solve(const SolveInput& input) {
             a = run(sp, jobs, favored);
         }
         if (!a.solved) {
-            if (first_failure.empty()) {
+            // With stand-ins, an unsatisfiable answer is explained by solve() over the versions read.
+            if (first_failure.empty() && input.unread.empty()) {
                 first_failure = explain_failure(sp, jobs, a.problems, a.blamed_jobs,
                     [&](const std::vector<Job>& relaxed) {
                         Attempt r = run(sp, relaxed, {});
@@ -443,6 +538,10 @@ SolveOutcome solve(const SolveInput& input) {
             continue;
         }
 
+        if (!input.unread.empty()) {
+            outcome.widen = reads_to_widen(sp, jobs, a.installed);
+            if (!outcome.widen.empty()) return outcome;
+        }
         std::vector<const Candidate*> chosen;
         for (Id p : a.installed) chosen.push_back(sp.candidate(p));
         // The proof of the result, made apart from the pool: a failure here is a bug of the

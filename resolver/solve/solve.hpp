@@ -30,6 +30,13 @@ struct SolveInput {
     knowledge::Knowledge knowledge;
     std::vector<CondaChannelRecords> channels;        // spec.channels order = priority order
     IndexRecords pypi;                                // every file found, index order as pip's
+    // Files of PyPI versions the pages offer whose metadata was not read (lazy candidates): each
+    // project's stand in as one candidate ranked below all its read releases, with no
+    // requirements, matching a requirement wherever one of those versions would. It only
+    // relaxes the problem: a solve that needs none of them is the answer, one that is
+    // unsatisfiable even so is unsatisfiable with every version read, and one that takes a
+    // stand-in says which requirements to read further (SolveOutcome::widen).
+    IndexRecords unread;
     IndexRecords sources;                             // git sources, one record each
     std::map<std::string, std::string> previous;      // "conda:name"/"pypi:name" -> version in the old lock; "conda:name#build" -> its build; "pypi:name#file" -> its file
     std::set<std::string> update;                     // names allowed to move away from `previous`
@@ -50,6 +57,10 @@ struct SolveOutcome {
     bool solved = false;
     Lock lock;                   // filled when solved (content hash and spec included)
     std::string explanation;     // when not solved: why, in the user's terms, and what would help
+    // Not solved yet: the answer could depend on versions not read. The requirements (their
+    // normalized name and specifier, "numpy\t<2") whose unread versions the solve took, or
+    // could have taken for a newer release it passed over; read more of each and solve again.
+    std::vector<std::pair<std::string, std::string>> widen;
 };
 
 SolveOutcome solve(const SolveInput& input);

@@ -24,6 +24,7 @@
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep440.hpp"
 #include "resolver/specs/pep508.hpp"
+#include "resolver/specs/wheel.hpp"
 #include "resolver/solve/solve.hpp"
 #include "resolver/workflow/account.hpp"
 #include "resolver/workflow/check_lock.hpp"
@@ -107,6 +108,26 @@ std::string python_of(const Spec& spec) {
         }
     }
     return "";
+}
+
+// Does the spec fix one Python minor ("3.10", `python=3.10`, `python 3.10.*`, `python==3.10.12`)?
+bool single_python_minor(const Spec& spec) {
+    auto exact = [](std::string v) {
+        while (!v.empty() && (v[0] == '=' || v[0] == ' ')) v.erase(0, 1);
+        if (v.size() > 2 && v.compare(v.size() - 2, 2, ".*") == 0) v.resize(v.size() - 2);
+        return !v.empty() && v.find('.') != std::string::npos &&
+               std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+    };
+    if (!spec.python.empty()) return exact(spec.python);
+    for (const auto& r : spec.requirements) {
+        if (r.ecosystem == "pypi") continue;
+        try {
+            auto ms = conda::MatchSpec::parse(r.text);
+            if (ms.name == "python" && exact(ms.version.str())) return true;
+        } catch (const InputError&) {
+        }
+    }
+    return false;
 }
 
 // "v0.17.1" -> "0.17.1"; a commit or branch -> "0+g<first 7>", which any unversioned
@@ -254,6 +275,39 @@ void refuse_unreadable(const Spec& spec) {
     }
     if (!msg.empty())
         throw InputError(msg + "fix these lines (or go on without one: --allow-missing NAME)");
+}
+
+// What the spec alone can refuse is refused before anything is fetched: a requirement that
+// reads as neither PEP 508 nor a conda MatchSpec, and PyPI requirements with no Python named
+// and no channel that could offer one (the solve would say the same after every fetch).
+// Unknown GPU names are refused earlier still, when the targets are read.
+void refuse_before_fetching(const Spec& spec, const std::vector<std::string>& channels) {
+    bool wants_python = !spec.sources.empty() || !spec.python.empty(), names_python = !spec.python.empty();
+    for (const auto& r : spec.requirements) {
+        std::string where = format_provenance(r.from);
+        try {
+            bool conda = r.ecosystem == "conda";
+            if (!conda) {
+                try {
+                    auto req = pep508::Requirement::parse(r.text);
+                    names_python = names_python || req.normalized_name == "python";
+                    wants_python = true;
+                    continue;
+                } catch (const InputError&) {
+                    if (r.ecosystem == "pypi") throw;
+                }
+            }
+            auto ms = conda::MatchSpec::parse(r.text);
+            names_python = names_python || ms.name == "python";
+            wants_python = wants_python || !conda;
+        } catch (const InputError& e) {
+            throw InputError((where.empty() ? "spec" : where) + ": " + e.what());
+        }
+    }
+    if (wants_python && !names_python && channels.empty())
+        throw UnmetError("No environment satisfies the spec: its PyPI requirements need a Python, the spec names none, and no "
+                         "channel offers python. Say which: `python: \"3.8\"` in the spec (a virtual environment on that "
+                         "interpreter), or a conda requirement such as `python=3.8` with a channel that has it");
 }
 
 // --allow-missing names a requirement of the spec; anything else is a typo.
@@ -653,6 +707,14 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     }
     std::string python = python_of(spec);
     request.marker_env = pep508::MarkerEnv::for_target(python.empty() ? "3.8" : python, platform);
+    // What a page alone tells of a version (Requires-Python, wheel tags) orders the windows only
+    // where the spec fixes one Python; several are tried each with its own.
+    if (single_python_minor(spec)) {
+        request.python = request.marker_env.python_full_version;
+        request.tags = wheel::compatible_tags(request.marker_env.python_version, platform, in.targets.front().target.glibc);
+    }
+    request.all_versions = o.all_versions;
+    refuse_before_fetching(spec, request.sources.channels);
     try {
         std::string minor = python.empty() ? "3.8" : python;
         if (auto dot = minor.find('.', minor.find('.') + 1); dot != std::string::npos) minor.resize(dot);
@@ -714,19 +776,19 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     StageReport index_stage(o, ResolveStep::Stage::indexes);
     fetch::TransferTally tally;
     std::mutex report_mutex;
-    if (o.on_step) {
+    // Every transfer is counted, for the progress line and the bytes the summary prints.
+    index_stage.running();
+    ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
+        tally.record(index, received, done);
+        std::lock_guard lock(report_mutex);
+        index_stage.step_.done = tally.finished();
+        index_stage.step_.bytes = tally.bytes();
         index_stage.running();
-        ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
-            tally.record(index, received, done);
-            std::lock_guard lock(report_mutex);
-            index_stage.step_.done = tally.finished();
-            index_stage.step_.bytes = tally.bytes();
-            index_stage.running();
-            return true;
-        };
-    }
+        return true;
+    };
     auto closure = fetch::collect_index_closure(request, ctx);
-    ctx.transport.progress = nullptr;
+    index_stage.step_.pages = closure.pages_read;
+    index_stage.step_.metadata = closure.metadata_read;
     index_stage.finished();
     // Every requirement must name something an index offers before the solver sees it.
     auto missing = missing_requirements(spec, closure, request.marker_env, [&] {
@@ -751,36 +813,87 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     }
 
     in.channels = std::move(closure.channels);
-    in.pypi = std::move(closure.pypi);
-    result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());
 
+    // Solve in rounds (DESIGN.md "Meeting the real index"): over the versions the windows read,
+    // the rest standing in as one candidate per project; a solve that needs no stand-in is the
+    // answer, one that does widens the windows it names (doubling) and solves again.
     StageReport solve_stage(o, ResolveStep::Stage::solve);
-    solve_stage.running();
-    SolveOutcome outcome = solve(in);
+    auto report_reads = [&](StageReport& stage) {
+        stage.step_.pages = closure.pages_read;
+        stage.step_.metadata = closure.metadata_read;
+        stage.step_.bytes = tally.bytes();
+        stage.step_.done = tally.finished();
+    };
+    ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
+        tally.record(index, received, done);
+        std::lock_guard lock(report_mutex);
+        solve_stage.step_.bytes = tally.bytes();
+        solve_stage.running();
+        return true;
+    };
+    SolveOutcome outcome;
+    for (std::size_t round = 1;; ++round) {
+        solve_stage.step_.round = round;
+        report_reads(solve_stage);
+        solve_stage.running();
+        in.pypi = std::move(closure.pypi);
+        in.unread = std::move(closure.unread);
+        outcome = solve(in);
+        if (outcome.widen.empty()) break;
+        for (const auto& [name, specifier] : outcome.widen) {
+            auto& w = request.windows[fetch::requirement_key(name, specifier)];
+            w = (w ? w : request.initial_window) * 2;
+        }
+        std::size_t before = closure.metadata_read + closure.pages_read;
+        fetch::read_more_pypi(request, closure, ctx);
+        // Windows that reach nothing more (a requirement the closure's Python does not follow):
+        // every allowed version, once, so the rounds end.
+        if (closure.metadata_read + closure.pages_read == before) {
+            if (request.all_versions) throw EnvironmentError("internal error: the solve asks for versions the indexes do not offer (a bug in envlock)");
+            request.all_versions = true;
+            fetch::read_more_pypi(request, closure, ctx);
+        }
+    }
+    report_reads(solve_stage);
     solve_stage.step_.unsolved = !outcome.solved;
     solve_stage.finished();
+    ctx.transport.progress = nullptr;
+    in.unread.clear();
+    result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());
     result.solved = outcome.solved;
     if (!outcome.solved) {
         result.explanation = outcome.explanation;
-        // The pins bounded which PyPI releases were read; the nearest working set lies beyond
-        // them. Read the indexes again without those bounds (and the git sources' projects from
-        // the indexes too), and let the explanation loosen the pins over that wider pool. A
-        // conda-only spec read every record of its names already: the same pool, the same answer.
+        // The pins bounded which releases were read; the nearest working set lies beyond them.
+        // Read the newest releases of each named project besides (and the git sources' projects
+        // from the indexes too), and let the explanation loosen the pins over them. A conda-only
+        // spec read every record of its names already: the same pool, the same answer.
         if (request.pypi_names.empty() && spec.sources.empty()) return result;
+        StageReport explain_stage(o, ResolveStep::Stage::explain);
+        ctx.transport.progress = [&](std::size_t index, std::uint64_t received, std::uint64_t, bool done) {
+            tally.record(index, received, done);
+            std::lock_guard lock(report_mutex);
+            explain_stage.step_.bytes = tally.bytes();
+            explain_stage.running();
+            return true;
+        };
+        report_reads(explain_stage);
+        explain_stage.running();
         fetch::ClosureRequest wide = request;
         wide.beyond_constraints = true;
-        wide.versions_per_project = 40;
         for (const auto& s : spec.sources) wide.pypi_names.push_back(pep508::normalize_name(s.name));
         try {
-            auto wider = fetch::collect_index_closure(wide, ctx);
+            fetch::read_more_pypi(wide, closure, ctx);
             SolveInput again = in;
-            again.channels = std::move(wider.channels);
-            again.pypi = std::move(wider.pypi);
+            again.pypi = std::move(closure.pypi);
+            again.unread.clear();
             SolveOutcome second = solve(again);
             if (!second.solved) result.explanation = second.explanation;
         } catch (const std::exception&) {
             // The wider read is for a better explanation only; the first one stands.
         }
+        report_reads(explain_stage);
+        explain_stage.finished();
+        ctx.transport.progress = nullptr;
         return result;
     }
     result.lock = std::move(outcome.lock);

@@ -25,13 +25,17 @@ namespace envlock {
 // What resolve is doing, for a progress display: each stage reports while it runs (throttling
 // is the display's business) and once when it ends.
 struct ResolveStep {
-    enum class Stage { sources, indexes, solve };
+    // explain: an unsatisfiable spec; releases beyond its pins are read to say what would solve.
+    enum class Stage { sources, indexes, solve, explain };
     Stage stage = Stage::indexes;
     bool finished = false;
     std::size_t done = 0;           // git sources read / index documents fetched
     std::size_t total = 0;          // sources: how many; indexes: unknown up front (0)
-    std::uint64_t bytes = 0;        // indexes: bytes received so far (0 when all came from the cache)
+    std::uint64_t bytes = 0;        // indexes, explain: bytes received so far (0 when all came from the cache)
     double seconds = 0;             // finished: how long the stage took
+    std::size_t pages = 0;          // indexes, solve, explain: PyPI project pages read so far
+    std::size_t metadata = 0;       // indexes, solve, explain: versions whose metadata was read so far
+    std::size_t round = 0;          // solve: which solve of the rounds over wider windows (1 first)
     bool unsolved = false;          // solve finished: no environment satisfies the spec (the explanation says why)
 };
 
@@ -51,6 +55,9 @@ struct ResolveOptions {
     std::set<std::string> allow_missing;           // requirements to go on without when nothing offers them
     std::string channel_priority;                  // strict|flexible|disabled, remembered in the spec; "" = the spec's
     bool clone = false;                            // recipe: git clone the repo at its commit first
+    // Read the metadata of every version each requirement allows before the one solve (the
+    // complete problem), instead of windows of the newest widened in rounds. Same lock, more reads.
+    bool all_versions = false;
     // Added to the spec and remembered there: channels go first (as `conda install -c` puts
     // them), indexes and find-links pages after the spec's own.
     std::vector<std::string> channels, indexes, find_links;

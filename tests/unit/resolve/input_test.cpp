@@ -72,7 +72,9 @@ const char* kPy38 = "  python: \"3.8\"\n  requirements:\n    - {conda: python=3.
 }  // namespace
 
 TEST_CASE("a typo in requirements.txt is exit 1 naming the file:line and the nearest name, and no lock is written") {
-    auto r = resolve_checkout("typo", {{"requirements.txt", "numpy==1.19.5\nscikit-imagee==0.19.3\n"}});
+    // The README names the Python (without one, resolve refuses before fetching anything).
+    auto r = resolve_checkout("typo", {{"requirements.txt", "numpy==1.19.5\nscikit-imagee==0.19.3\n"},
+                                       {"README.md", "# x\n\n```bash\nconda create -n x python=3.8 -y\npip install -r requirements.txt\n```\n"}});
     CHECK(r.run.exit_code == 1);
     CHECK(r.run.err.find("requirements.txt:2: scikit-imagee==0.19.3: no index offers scikit-imagee") != std::string::npos);
     CHECK(r.run.err.find("did you mean scikit-image") != std::string::npos);

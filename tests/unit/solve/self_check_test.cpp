@@ -131,3 +131,32 @@ TEST_CASE("Requires-Dist of a chosen wheel, with the extras the spec asks for, m
     auto old_idna = self_check(plain, {requests, wheel_record("idna", "2.4", "py3-none-any")}, "3.8.18");
     CHECK(names(old_idna, "requests 2.31.0 (pypi) requires idna<4,>=2.5", "idna 2.4 (pypi)"));
 }
+
+TEST_CASE("extras are taken only from Requires-Dist lines whose marker holds (contourpy 1.3.0 asks itself for [bokeh,docs] under extra == \"mypy\")") {
+    // contourpy 1.3.0's own lines (its METADATA, as the index serves it), beside matplotlib 3.9.2's.
+    IndexRecord contourpy = wheel_record("contourpy", "1.3.0", "cp310-cp310-manylinux_2_17_x86_64",
+                                         {"numpy>=1.23", "furo; extra == \"docs\"", "sphinx>=7.2; extra == \"docs\"",
+                                          "bokeh; extra == \"bokeh\"", "selenium; extra == \"bokeh\"",
+                                          "contourpy[bokeh,docs]; extra == \"mypy\"", "mypy==1.11.1; extra == \"mypy\"",
+                                          "contourpy[test-no-images]; extra == \"test\"", "pytest; extra == \"test-no-images\""});
+    IndexRecord matplotlib = wheel_record("matplotlib", "3.9.2", "cp310-cp310-manylinux_2_17_x86_64", {"contourpy>=1.0.1", "numpy>=1.23"});
+    IndexRecord numpy = wheel_record("numpy", "2.1.3", "cp310-cp310-manylinux_2_17_x86_64");
+    auto plain = input_with({}, {{"matplotlib==3.9.2", "pypi", {"requirements.txt", 1}}});
+    CHECK(self_check(plain, {matplotlib, contourpy, numpy}, "3.10.15").empty());
+    // Asked for [mypy], its line holds, and what [bokeh] and [docs] add must be there too.
+    auto mypy = input_with({}, {{"matplotlib==3.9.2", "pypi", {"requirements.txt", 1}}, {"contourpy[mypy]", "pypi", {"requirements.txt", 2}}});
+    auto v = self_check(mypy, {matplotlib, contourpy, numpy}, "3.10.15");
+    CHECK(names(v, "contourpy 1.3.0 (pypi) requires mypy==1.11.1; extra == \"mypy\"", "the result has no mypy"));
+    CHECK(names(v, "contourpy 1.3.0 (pypi) requires bokeh; extra == \"bokeh\"", "the result has no bokeh"));
+    CHECK(names(v, "contourpy 1.3.0 (pypi) requires sphinx>=7.2; extra == \"docs\"", "the result has no sphinx"));
+    CHECK(!names(v, "requires pytest", ""));
+}
+
+TEST_CASE("a spec line whose marker does not hold asks for none of its extras") {
+    IndexRecord requests = wheel_record("requests", "2.31.0", "py3-none-any",
+                                        {"idna<4,>=2.5", "PySocks!=1.5.7,>=1.5.6; extra == \"socks\""});
+    IndexRecord idna = wheel_record("idna", "3.4", "py3-none-any");
+    auto in = input_with({}, {{"requests==2.31.0", "pypi", {"requirements.txt", 1}},
+                              {"requests[socks]; python_version < \"3\"", "pypi", {"requirements.txt", 2}}});
+    CHECK(self_check(in, {requests, idna}, "3.8.18").empty());
+}
