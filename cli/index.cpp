@@ -20,7 +20,7 @@ namespace {
 
 struct IndexListOptions {
     std::string name;
-    std::vector<std::string> channels, index_urls, find_links, mirrors;
+    std::vector<std::string> channels, index_urls, find_links, mirrors, mirrors_files;
     bool json = false;
     bool offline = false;
     std::string cache_dir;
@@ -78,6 +78,7 @@ void run_list(const IndexListOptions& o, const Output& out, int& exit_code) {
     if (o.jobs) cli.jobs = o.jobs;
     if (!o.cache_dir.empty()) cli.cache_dir = o.cache_dir;
     cli.mirrors = o.mirrors;
+    cli.mirrors_files = o.mirrors_files;
     cli.offline = o.offline;
     auto ctx = fetch::load_fetch_context(cli);
 
@@ -138,6 +139,7 @@ void add_index(CLI::App& app, int& exit_code) {
     list->add_flag("--offline", opts->offline, "Use the HTTP cache only; name what is missing");
     list->add_option("--cache-dir", opts->cache_dir, "HTTP cache directory (default $XDG_CACHE_HOME/envlock)");
     list->add_option("--mirror", opts->mirrors, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable)");
+    list->add_option("--mirrors-file", opts->mirrors_files, "a mirrors file (`mirrors:` FROM: TO, as `envlock-mirror build` writes one); repeatable; ENVLOCK_MIRRORS may name one too");
     list->add_option("-j,--jobs", opts->jobs, "Parallel downloads (default 8)")->check(CLI::PositiveNumber);
     list->callback([opts, list, &exit_code] { run_list(*opts, output_of(*list), exit_code); });
 }

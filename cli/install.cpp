@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 struct InstallFlags {
     std::string lock, prefix, target, cache_dir, link_mode = "hardlink";
-    std::vector<std::string> mirrors;
+    std::vector<std::string> mirrors, mirrors_files;
     std::string python;
     bool offline = false, repair = false, dry_run = false, quiet = false, compile = false, json = false;
     int jobs = 0;
@@ -183,6 +183,7 @@ void add_install(CLI::App& app, int& exit_code) {
     cmd->add_option("--link-mode", f->link_mode, "hardlink (default; copies across filesystems), copy or symlink");
     cmd->add_option("--cache-dir", f->cache_dir, "cache folder (default $XDG_CACHE_HOME/envlock; packages in pkgs/)");
     cmd->add_option("--mirror", f->mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
+    cmd->add_option("--mirrors-file", f->mirrors_files, "a mirrors file (`mirrors:` FROM: TO, as `envlock-mirror build` writes one); repeatable; ENVLOCK_MIRRORS may name one too")->allow_extra_args(false);
     cmd->add_flag("--compile", f->compile, "write bytecode (__pycache__/*.pyc) for the .py files of wheels and of conda noarch: python packages, as pip and conda do by default");
     cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors (no progress, no per-package lines)");
     cmd->add_flag("--json", f->json, "print the plan and what changed as JSON (no progress lines)");
@@ -200,6 +201,7 @@ void add_install(CLI::App& app, int& exit_code) {
         if (f->jobs) settings.jobs = f->jobs;
         if (!f->cache_dir.empty()) settings.cache_dir = f->cache_dir;
         settings.mirrors = f->mirrors;
+        settings.mirrors_files = f->mirrors_files;
         settings.offline = f->offline;
 
         install::InstallOptions o;

@@ -136,6 +136,7 @@ void add_resolve(CLI::App& app, int& exit_code) {
                   "widened as needed (same lock, more reads: a check of the lazy answer)");
     cmd->add_option("--knowledge", f->knowledge_files, "extra knowledge file (YAML); repeatable")->allow_extra_args(false);
     cmd->add_option("--mirror", f->options.fetch.mirrors, "fetch URLs under FROM from TO instead (FROM=TO); repeatable")->allow_extra_args(false);
+    cmd->add_option("--mirrors-file", f->options.fetch.mirrors_files, "a mirrors file (`mirrors:` FROM: TO, as `envlock-mirror build` writes one); repeatable; ENVLOCK_MIRRORS may name one too")->allow_extra_args(false);
     cmd->add_flag("--offline", f->options.fetch.offline, "use the HTTP cache only");
     cmd->add_option("--cache-dir", f->cache_dir, "HTTP cache folder (default $XDG_CACHE_HOME/envlock)");
     cmd->add_option("-j,--jobs", f->jobs, "parallel downloads (default 8)");

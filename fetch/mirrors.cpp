@@ -1,5 +1,11 @@
 #include "fetch/mirrors.hpp"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
@@ -42,6 +48,55 @@ std::vector<MirrorRule> parse_mirror_list(std::string_view text, std::string_vie
         if (semi == std::string_view::npos) break;
         text.remove_prefix(semi + 1);
     }
+    return rules;
+}
+
+namespace {
+
+// A TO with no scheme and no leading '/' names a folder beside the mirrors file.
+std::string beside(const std::string& to, const std::filesystem::path& dir) {
+    if (to.find("://") != std::string::npos || to.front() == '/') return to;
+    return "file://" + (dir / to).lexically_normal().string();
+}
+
+}  // namespace
+
+std::vector<MirrorRule> read_mirrors_file(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw EnvironmentError(path + ": cannot read the mirrors file (no such file, or no permission)");
+    std::stringstream text;
+    text << in.rdbuf();
+    YAML::Node root;
+    try {
+        root = YAML::Load(text.str());
+    } catch (const YAML::Exception& e) {
+        throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+    }
+    auto m = root.IsMap() ? root["mirrors"] : YAML::Node();
+    if (!m || !(m.IsMap() || m.IsSequence()))
+        throw InputError(path + ": expected a mirrors file: `mirrors:` mapping URL prefixes to replacements "
+                                "(https://pypi.org/simple: file:///srv/pypi/simple)");
+    std::error_code ec;
+    fs::path dir = fs::absolute(fs::path(path), ec).parent_path();
+    std::vector<MirrorRule> rules;
+    auto line_of = [&](const YAML::Node& n) { return path + ":" + std::to_string(n.Mark().line + 1); };
+    if (m.IsMap()) {
+        for (const auto& kv : m) {
+            if (!kv.first.IsScalar() || !kv.second.IsScalar() || kv.first.Scalar().empty() || kv.second.Scalar().empty())
+                throw InputError(line_of(kv.first) + ": a mirror maps a URL prefix to its replacement, both non-empty text");
+            rules.push_back({kv.first.Scalar(), beside(kv.second.Scalar(), dir), path});
+        }
+    } else {
+        for (const auto& item : m) {
+            if (!item.IsScalar()) throw InputError(line_of(item) + ": expected \"FROM=TO\"");
+            MirrorRule r = parse_mirror_rule(item.Scalar(), line_of(item));
+            r.to = beside(r.to, dir);
+            r.origin = path;
+            rules.push_back(std::move(r));
+        }
+    }
+    check_unique_prefixes(rules);
     return rules;
 }
 

@@ -72,8 +72,23 @@ FetchContext load_fetch_context(const CommandLineSettings& cli, const fs::path& 
     }
 
     for (const auto& m : cli.mirrors) ctx.mirrors.rules.push_back(parse_mirror_rule(m, "--mirror"));
-    if (const char* env = std::getenv("ENVLOCK_MIRRORS"); env && *env)
-        for (auto& r : parse_mirror_list(env, "ENVLOCK_MIRRORS")) ctx.mirrors.rules.push_back(std::move(r));
+    for (const auto& file : cli.mirrors_files)
+        for (auto& r : read_mirrors_file(file)) ctx.mirrors.rules.push_back(std::move(r));
+    if (const char* env = std::getenv("ENVLOCK_MIRRORS"); env && *env) {
+        // Each item in order: a rule, or a mirrors file (a path has no '=' in it).
+        std::string_view text = env;
+        while (!text.empty()) {
+            auto semi = text.find(';');
+            std::string item(text.substr(0, semi));
+            while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+            while (!item.empty() && item.back() == ' ') item.pop_back();
+            if (item.find('=') != std::string::npos) ctx.mirrors.rules.push_back(parse_mirror_rule(item, "ENVLOCK_MIRRORS"));
+            else if (!item.empty())
+                for (auto& r : read_mirrors_file(item)) ctx.mirrors.rules.push_back(std::move(r));
+            if (semi == std::string_view::npos) break;
+            text.remove_prefix(semi + 1);
+        }
+    }
     for (auto& r : config_rules) ctx.mirrors.rules.push_back(std::move(r));
     check_unique_prefixes(ctx.mirrors.rules);
 

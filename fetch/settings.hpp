@@ -36,11 +36,13 @@ struct FetchContext {
     std::shared_ptr<DocumentLog> read_log;   // set: every index document used is stamped into it
 };
 
+// ENVLOCK_MIRRORS holds "FROM=TO" rules and mirrors files (an item without '='), ';'-separated.
 // What the command line said; unset fields fall through to the environment and the config.
 struct CommandLineSettings {
     std::optional<int> jobs;
     std::optional<std::string> cache_dir;
     std::vector<std::string> mirrors;  // "FROM=TO" each
+    std::vector<std::string> mirrors_files;   // --mirrors-file: after --mirror, before ENVLOCK_MIRRORS
     bool offline = false;
 };
 

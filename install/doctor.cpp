@@ -15,6 +15,7 @@
 #include "fetch/process.hpp"
 #include "install/elf.hpp"
 #include "install/install.hpp"
+#include "install/run_env.hpp"
 #include "install/verify.hpp"
 #include "resolver/knowledge/detect.hpp"
 #include "resolver/knowledge/public_source.hpp"
@@ -87,7 +88,12 @@ struct Provider {
 // /usr/local/cuda (_find_cuda_home, pytorch/pytorch@v1.13.1:torch/utils/cpp_extension.py).
 struct BuildToolkit {
     std::string home, version, from;   // version major.minor, "" when unknown
+    std::string stand_in;              // the lock's nvcc package when it is a stand-in (no compiler in it)
 };
+
+bool repair_would_change_nothing(const InstallResult& r) {
+    return r.plan.add.empty() && r.plan.remove.empty() && r.damage.empty() && r.foreign.empty();
+}
 
 struct Env {
     const PrefixScan& scan;
@@ -117,6 +123,11 @@ struct Env {
         if (repair_plan && !repair_plan->refused.empty())
             return "install the lock into a new prefix: envlock install " + (lock_file.empty() ? std::string("envlock.yaml") : lock_file) +
                    " --prefix <new dir> (" + repair_plan->refused + ")";
+        // --repair puts the prefix back to the lock; when it would change nothing, the lock itself
+        // is this way, and only a new lock changes it.
+        if (repair_plan && repair_would_change_nothing(repair_plan->plan))
+            return "the lock itself installs this (`envlock install --repair` would change nothing): re-resolve it (`envlock resolve`), "
+                   "then `envlock install` the new lock";
         return "envlock install " + (lock_file.empty() ? std::string("envlock.yaml") : lock_file) + " --repair --prefix " + scan.prefix;
     }
     // How to (re)install `req` in this prefix: conda's own when conda owns the name, else pip.
@@ -498,12 +509,28 @@ std::string mismatch_why(const knowledge::Knowledge& k, const std::string& verdi
     return why;
 }
 
-BuildToolkit build_toolkit(const PrefixScan& scan, const DoctorMachine& m) {
-    if (m.cuda_home_set) return {m.cuda_home, m.cuda_home_version, "CUDA_HOME"};
+BuildToolkit build_toolkit(const PrefixScan& scan, const DoctorMachine& m, const Lock* lock) {
+    // An env installed from a lock is entered with `envlock run` or `shell-hook`, which set
+    // CUDA_HOME to the lock's nvcc: that is the toolkit its builds use, whatever the shell has.
+    if (lock && !lock->toolchain.nvcc.empty()) {
+        std::string home = locked_cuda_home(scan.prefix, *lock);
+        if (!home.empty()) {
+            BuildToolkit b{home, cuda_toolkit_version(home), "the lock's " + lock->toolchain.nvcc_from + ", CUDA_HOME under `envlock run`", ""};
+            if (lock->toolchain.nvcc_from.rfind("conda:", 0) == 0)
+                for (const auto& r : scan.conda_records)
+                    if (r.name == lock->toolchain.nvcc_from.substr(6) && r.stand_in) {
+                        b.stand_in = r.name + " " + r.version + " (" + r.json + ")";
+                        b.version = knowledge::major_minor(lock->toolchain.nvcc);
+                        b.from += "; a stand-in with no compiler in it";
+                    }
+            return b;
+        }
+    }
+    if (m.cuda_home_set) return {m.cuda_home, m.cuda_home_version, "CUDA_HOME", ""};
     std::error_code ec;
     fs::path own = fs::path(scan.prefix) / "bin/nvcc";
     if (scan.conda && fs::exists(own, ec))
-        return {scan.prefix, cuda_toolkit_version(scan.prefix), "the env's own nvcc, first on PATH once the env is active"};
+        return {scan.prefix, cuda_toolkit_version(scan.prefix), "the env's own nvcc, first on PATH once the env is active", ""};
     auto known = [&](const std::string& home) {
         for (const auto& tk : m.target.toolkits)
             if (fs::path(tk.path).lexically_normal() == fs::path(home).lexically_normal()) return knowledge::major_minor(tk.version);
@@ -511,11 +538,11 @@ BuildToolkit build_toolkit(const PrefixScan& scan, const DoctorMachine& m) {
     };
     if (!m.path_nvcc.empty()) {
         std::string home = fs::path(m.path_nvcc).parent_path().parent_path().string();
-        return {home, known(home), "nvcc on PATH"};
+        return {home, known(home), "nvcc on PATH", ""};
     }
     for (const auto& tk : m.target.toolkits)
         if (fs::path(tk.path).lexically_normal() == "/usr/local/cuda")
-            return {tk.path, knowledge::major_minor(tk.version), "/usr/local/cuda, CUDA_HOME being unset and no nvcc on PATH"};
+            return {tk.path, knowledge::major_minor(tk.version), "/usr/local/cuda, CUDA_HOME being unset and no nvcc on PATH", ""};
     return {};
 }
 
@@ -524,6 +551,13 @@ void check_cuda_home(Env& e) {
     if (t.version.empty() || t.cuda.empty()) return;
     const DoctorMachine& m = e.machine;
     const BuildToolkit& b = e.build;
+    if (!b.stand_in.empty()) {
+        e.add(Severity::note, "cuda-home", "the lock's nvcc, " + b.stand_in + ", is a stand-in",
+              "a test or demo mirror's package with no compiler in it (it lists " + std::string(kStandInMarker) +
+                  "): building CUDA extensions against torch's CUDA " + t.cuda + " is not checked",
+              "");
+        return;
+    }
     std::string fix_home;
     for (const auto& tk : m.target.toolkits)
         if (knowledge::major_minor(tk.version) == knowledge::major_minor(t.cuda)) fix_home = "export CUDA_HOME=" + tk.path;
@@ -549,7 +583,7 @@ void check_cuda_home(Env& e) {
 // The host compiler nvcc is handed (verify's rule: the newest gcc/clang each CUDA accepts).
 void check_build_compiler(Env& e) {
     const auto& t = e.scan.torch;
-    if (t.version.empty() || t.cuda.empty() || e.build.version.empty()) return;
+    if (t.version.empty() || t.cuda.empty() || e.build.version.empty() || !e.build.stand_in.empty()) return;
     VerifyInputs in;
     in.machine = e.machine.target;
     in.env = e.machine.env;
@@ -751,7 +785,7 @@ DoctorReport diagnose(const PrefixScan& scan, const DoctorMachine& machine, cons
                       const std::string& lock_file, const RepairPreview* repair, const CodeUses* code) {
     Env e{scan, machine, k, lock, lock_file.empty() && lock ? "envlock.yaml" : lock_file, repair, code, {}, {}, {}, {}, {}};
     build_index(e);
-    e.build = build_toolkit(scan, machine);
+    e.build = build_toolkit(scan, machine, lock);
     DoctorReport r;
     r.prefix = scan.prefix;
     r.python = scan.python_version;

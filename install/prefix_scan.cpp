@@ -14,6 +14,7 @@
 
 #include "install/elf.hpp"
 #include "install/record.hpp"
+#include "resolver/specs/conda_dist.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/pep508.hpp"
 
@@ -122,6 +123,8 @@ void read_conda_meta(const fs::path& prefix, PrefixScan& scan) {
             if (j.contains("files") && j["files"].is_array())
                 for (const auto& f : j["files"])
                     if (f.is_string()) r.files.push_back(f.get<std::string>());
+            for (const auto& f : r.files)
+                if (fs::path(f).filename() == kStandInMarker) r.stand_in = true;
         } catch (const std::exception& e) {
             scan.unreadable.push_back(r.json + ": not a conda-meta record (" + e.what() + ")");
             continue;
@@ -205,6 +208,7 @@ PythonDist read_metadata_dir(const fs::path& meta, const fs::path& prefix, Prefi
         if (d.version.empty()) d.version = dir_version;
     }
     d.normalized = pep508::normalize_name(d.name);
+    d.stand_in = fs::is_directory(meta, ec) && present(meta / kStandInMarker);
     if (dist_info) {
         for (auto [it, end] = h.equal_range("requires-dist"); it != end; ++it) d.requires_dist.push_back(it->second);
         if (present(meta / "INSTALLER")) d.installer = first_line(meta / "INSTALLER");
@@ -443,6 +447,13 @@ std::vector<std::string> requires_txt_to_pep508(const std::string& text) {
     return out;
 }
 
+std::vector<CondaMetaRecord> read_conda_records(const std::string& prefix, std::vector<std::string>* unreadable) {
+    PrefixScan scan;
+    read_conda_meta(fs::absolute(prefix).lexically_normal(), scan);
+    if (unreadable) *unreadable = scan.unreadable;
+    return std::move(scan.conda_records);
+}
+
 PrefixScan scan_prefix(const std::string& prefix_text) {
     std::error_code ec;
     fs::path prefix = fs::absolute(prefix_text, ec).lexically_normal();
@@ -484,6 +495,22 @@ PrefixScan scan_prefix(const std::string& prefix_text) {
             rec.python_dist = pep508::normalize_name(name_version_from_dir(m[1].str()).first);
             break;
         }
+    }
+    // A record that lists no metadata is still the distribution of its name when it is a Python
+    // package (it depends on python): the solver's identity (conda's numpy is PyPI's numpy).
+    for (auto& rec : scan.conda_records) {
+        if (!rec.python_dist.empty()) continue;
+        bool python_package = std::any_of(rec.depends.begin(), rec.depends.end(), [](const std::string& d) {
+            std::string name = d.substr(0, d.find_first_of(" =<>!~["));
+            return name == "python" || name == "python_abi";
+        });
+        if (!python_package) continue;
+        std::string dist = conda::python_dist_name(rec.name);
+        // Not when the distribution is installed already (conda's numpy metapackage beside the
+        // numpy-base whose files hold numpy's metadata).
+        bool taken = std::any_of(scan.dists.begin(), scan.dists.end(), [&](const PythonDist& d) { return d.normalized == dist; }) ||
+                     std::any_of(scan.conda_records.begin(), scan.conda_records.end(), [&](const CondaMetaRecord& o) { return o.python_dist == dist; });
+        if (!taken) rec.python_dist = dist;
     }
     std::sort(scan.dists.begin(), scan.dists.end(), [](const PythonDist& a, const PythonDist& b) {
         return std::tie(a.normalized, a.metadata) < std::tie(b.normalized, b.metadata);

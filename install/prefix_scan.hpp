@@ -7,6 +7,12 @@
 
 namespace envlock::install {
 
+// The file that marks a package as a stand-in (envlock-mirror's demo and test packages: real
+// archives, metadata and digests around no real code, e.g. a cuda-nvcc with no compiler): a conda
+// package ships share/envlock-stand-in/<name>/ENVLOCK-STAND-IN, a wheel <dist>.dist-info/ENVLOCK-STAND-IN.
+// verify and doctor read it to skip, with that reason, what a stand-in cannot show.
+inline constexpr const char* kStandInMarker = "ENVLOCK-STAND-IN";
+
 // One conda-meta/<name>-<version>-<build>.json, as conda and mamba write them.
 struct CondaMetaRecord {
     std::string json;                   // prefix-relative path of the record
@@ -14,6 +20,7 @@ struct CondaMetaRecord {
     std::vector<std::string> depends;   // MatchSpecs
     std::vector<std::string> files;     // prefix-relative
     std::string python_dist;            // PEP 503 name of the Python distribution it installs, "" when none
+    bool stand_in = false;              // a test/demo mirror's stand-in: one of its files is kStandInMarker
 };
 
 // One installed Python distribution, from its *.dist-info or *.egg-info.
@@ -30,6 +37,7 @@ struct PythonDist {
     std::vector<std::string> files;     // RECORD's rows, prefix-relative (only when has_record)
     bool editable = false;              // PEP 660 / direct_url.json dir_info editable, or an .egg-link
     std::string editable_location;
+    bool stand_in = false;              // a test/demo mirror's stand-in: its metadata holds kStandInMarker
 };
 
 // A compiled module (*.so) that links a CUDA runtime or torch's libraries, or carries GPU code
@@ -72,6 +80,10 @@ struct PrefixScan {
     TorchBuild torch;
     std::vector<std::string> unreadable;   // "<path>: <why>" for metadata that could not be read
 };
+
+// The conda-meta records of `prefix` (none without conda-meta/); unreadable ones are listed in
+// `unreadable` when given. python_dist is left to scan_prefix.
+std::vector<CondaMetaRecord> read_conda_records(const std::string& prefix, std::vector<std::string>* unreadable = nullptr);
 
 // InputError (exit 2) when `prefix` is not a directory, or holds neither conda-meta/ nor a Python
 // site directory (lib/pythonX.Y/site-packages, Debian's lib/python3/dist-packages).

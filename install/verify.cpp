@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -15,6 +16,7 @@
 
 #include "fetch/files.hpp"
 #include "fetch/process.hpp"
+#include "install/prefix_scan.hpp"
 #include "install/run_env.hpp"
 #include "resolver/knowledge/detect.hpp"
 #include "resolver/specs/errors.hpp"
@@ -126,12 +128,6 @@ std::string cxx_beside(const std::string& cc) {
     return (p.parent_path() / cxx).string();
 }
 
-// The toolkit's release from its nvcc: "13.0.88" ("" when it does not run).
-std::string nvcc_release(const std::string& nvcc) {
-    auto r = run_process({nvcc, "--version"}, 30);
-    return r.exit_code == 0 ? parse_nvcc_release(r.out) : "";
-}
-
 std::vector<int> nvcc_gpu_sms(const std::string& nvcc, const std::vector<std::string>& known) {
     std::vector<std::string> archs = known;
     if (archs.empty()) {
@@ -158,17 +154,104 @@ VerifyCheck check(std::string name, CheckStatus s, std::string what) {
 
 // ---------------------------------------------------------------- nvcc
 
+// Where a conda nvcc is in a prefix: the file the locked package's record lists as bin/nvcc
+// (nvidia's cuda-nvcc 11.x), else one another record lists (conda-forge's CUDA 12 splits the
+// compiler into cuda-nvcc-tools under the cuda-nvcc metapackage).
+struct PrefixNvcc {
+    std::optional<CondaMetaRecord> record;   // the locked package, when installed
+    std::string path;                        // absolute; "" when no record lists one
+};
+
+bool is_nvcc_file(const std::string& f) { return f == "bin/nvcc" || f.ends_with("/bin/nvcc"); }
+
+PrefixNvcc prefix_nvcc(const std::string& prefix, const std::string& package) {
+    PrefixNvcc out;
+    auto records = read_conda_records(prefix);
+    for (const auto& r : records)
+        if (r.name == package) out.record = r;
+    if (!out.record) {
+        // No record (a prefix conda did not make): where conda's cuda-nvcc puts it.
+        if (executable(fs::path(prefix) / "bin/nvcc")) out.path = (fs::path(prefix) / "bin/nvcc").string();
+        return out;
+    }
+    auto listed = [&](const CondaMetaRecord& r) {
+        for (const auto& f : r.files)
+            if (is_nvcc_file(f) && executable(fs::path(prefix) / f)) return (fs::path(prefix) / f).string();
+        return std::string();
+    };
+    out.path = listed(*out.record);
+    for (const auto& r : records)
+        if (out.path.empty()) out.path = listed(r);
+    return out;
+}
+
+// The locked nvcc is a stand-in (a demo mirror's package with no compiler in it): nothing of
+// the lock's own CUDA release can be checked, and the check says so instead of passing. The probe
+// still compiles for real, for the target's sm, with the newest toolkit here that lists them all.
+VerifyCheck stand_in_nvcc(const Lock& lock, const VerifyInputs& in, const CondaMetaRecord& record, ChosenToolchain& chosen) {
+    chosen.stand_in = record.name + " " + record.version + " (" + record.json + ")";
+    std::string what = "the locked " + record.name + " " + lock.toolchain.nvcc + " in the prefix is a stand-in (" + record.json +
+                       " lists " + kStandInMarker + "): it compiles nothing, so nvcc " + major_minor(lock.toolchain.nvcc) + " is not checked";
+    std::vector<const CudaToolkit*> toolkits;
+    for (const auto& t : in.machine.toolkits) toolkits.push_back(&t);
+    std::stable_sort(toolkits.begin(), toolkits.end(), [](const CudaToolkit* a, const CudaToolkit* b) {
+        return kb::compare_dotted(b->version, a->version) < 0;
+    });
+    for (const auto* t : toolkits) {
+        std::string nvcc = (fs::path(t->path) / "bin/nvcc").string();
+        if (!executable(nvcc)) continue;
+        auto sms = nvcc_gpu_sms(nvcc, t->gpu_archs);
+        bool all = std::all_of(chosen.sms.begin(), chosen.sms.end(), [&](int sm) { return std::find(sms.begin(), sms.end(), sm) != sms.end(); });
+        if (!all) continue;
+        chosen.cuda_home = t->path;
+        chosen.nvcc = nvcc;
+        chosen.cuda = major_minor(t->version);
+        chosen.nvcc_sms = sms;
+        return check("nvcc", CheckStatus::skipped,
+                     what + "; the probe compiles with CUDA " + t->version + " at " + t->path + " instead, for " + sm_names(chosen.sms));
+    }
+    return check("nvcc", CheckStatus::skipped, what + "; no CUDA toolkit here compiles for " + sm_names(chosen.sms) + ", so the probe is skipped too");
+}
+
 VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain& chosen) {
     const auto& tc = lock.toolchain;
     std::string want = major_minor(tc.nvcc);
     std::vector<std::pair<std::string, std::string>> candidates;   // (cuda home, release)
-    // A conda cuda-nvcc lives in the prefix (bin/nvcc beside its nvcc.profile); it comes first.
-    std::string conda_missing;
+    // The prefix's own nvcc, when the lock's comes from conda: found where the installed package
+    // put it; otherwise why not (conda_missing) and what makes it so (conda_fix).
+    std::string conda_missing, conda_fix;
     if (tc.nvcc_from.rfind("conda:", 0) == 0) {
-        fs::path nvcc = fs::path(in.prefix) / "bin/nvcc";
-        if (in.prefix.empty()) conda_missing = "no --prefix: the locked conda nvcc (" + tc.nvcc_from.substr(6) + ") was not looked for";
-        else if (executable(nvcc)) candidates.emplace_back(in.prefix, nvcc_release(nvcc.string()));
-        else conda_missing = "the prefix has no bin/nvcc (the locked " + tc.nvcc_from.substr(6) + " is not installed in it)";
+        std::string package = tc.nvcc_from.substr(6);
+        if (in.prefix.empty()) {
+            conda_missing = "no --prefix: the locked conda nvcc (" + package + ") was not looked for";
+        } else {
+            PrefixNvcc found = prefix_nvcc(in.prefix, package);
+            std::string installed = found.record ? package + " " + found.record->version + " (" + found.record->json + ")" : "";
+            if (found.record && found.record->stand_in) return stand_in_nvcc(lock, in, *found.record, chosen);
+            if (!found.record && found.path.empty()) {
+                conda_missing = "the prefix has no bin/nvcc (the locked " + package + " is not installed in it)";
+                conda_fix = "install the lock into the environment (`envlock install`), which puts its " + package + " " + tc.nvcc + " at <prefix>/bin/nvcc";
+            } else if (found.path.empty()) {
+                conda_missing = "the locked " + installed + " is installed, but no installed file is bin/nvcc";
+                conda_fix = "`envlock install --repair` puts back the files the lock installs; if nvcc is still missing, the locked " + package +
+                            " carries none (a metapackage without its compiler): re-resolve (`envlock resolve`)";
+            } else {
+                auto r = run_process({found.path, "--version"}, 30);
+                std::string release = r.exit_code == 0 ? parse_nvcc_release(r.out) : "";
+                if (release.empty()) {
+                    conda_missing = found.path + (installed.empty() ? "" : " (from " + installed + ")") + " does not run: `nvcc --version` " +
+                                    (r.exit_code == 0 ? "printed no release" : "exited " + std::to_string(r.exit_code)) +
+                                    (first_line(r.out).empty() ? "" : " (" + first_line(r.out) + ")");
+                    conda_fix = "`envlock install --repair` restores modified files; a package made for another platform or glibc needs a lock for this machine (`envlock resolve`)";
+                } else {
+                    candidates.emplace_back(fs::path(found.path).parent_path().parent_path().string(), release);
+                    // Another release than the lock's: the prefix was not installed from this lock.
+                    if (major_minor(release) != want)
+                        conda_fix = "install the lock into the environment (`envlock install`), which puts its " + package + " " + tc.nvcc +
+                                    " at <prefix>/bin/nvcc";
+                }
+            }
+        }
     }
     std::string locked_path = tc.nvcc_from.rfind("system:", 0) == 0 ? tc.nvcc_from.substr(7) : "";
     // The locked path first, then every toolkit detect found (CUDA_HOME, PATH, /usr/local/cuda*).
@@ -190,7 +273,7 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
         if (!locked_path.empty() && fs::path(home).lexically_normal() != fs::path(locked_path).lexically_normal())
             what += "; the locked path " + locked_path + " is not it";
         if (!conda_missing.empty()) what += "; " + conda_missing;
-        else if (tc.nvcc_from.rfind("conda:", 0) == 0 && home != in.prefix) what += "; the prefix's own nvcc is not of this release";
+        else if (tc.nvcc_from.rfind("conda:", 0) == 0 && home.rfind(in.prefix, 0) != 0) what += "; the prefix's own nvcc is not of this release";
         return check("nvcc", CheckStatus::passed, what);
     }
 
@@ -204,9 +287,7 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
     std::string dir = locked_path.empty() ? "/usr/local/cuda-" + want : locked_path;
     c.fix = "install the CUDA " + want + " toolkit (toolkit only, from NVIDIA's CUDA " + want + " archive) at " + dir +
             ", then run `envlock verify` again";
-    if (tc.nvcc_from.rfind("conda:", 0) == 0)
-        c.fix = "install the lock into the environment (`envlock install`), which puts its " + tc.nvcc_from.substr(6) + " " + tc.nvcc +
-                " at <prefix>/bin/nvcc, then run `envlock verify` again";
+    if (!conda_fix.empty()) c.fix = conda_fix + ", then run `envlock verify` again";
     if (!found.empty())
         c.fix += "; or build with what is here: re-resolve on this machine (`envlock resolve`) with a torch built for CUDA " +
                  major_minor(candidates.front().second);
@@ -216,6 +297,11 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
 }
 
 VerifyCheck check_nvcc_torch(const Lock& lock, const ChosenToolchain& chosen, const kb::Knowledge& k) {
+    if (!chosen.stand_in.empty() || chosen.torch_stand_in)
+        return check("nvcc-torch", CheckStatus::skipped,
+                     std::string(chosen.torch_stand_in ? "the env's torch " + chosen.torch_version : "the locked nvcc " + chosen.stand_in) +
+                         " is a stand-in: no extension is built against torch here, so nvcc " + major_minor(lock.toolchain.nvcc) +
+                         " and torch's CUDA are not checked together");
     std::string nvcc = chosen.cuda.empty() ? major_minor(lock.toolchain.nvcc) : chosen.cuda;
     std::string torch_cuda = chosen.torch_cuda;
     std::string from = "the env's torch " + chosen.torch_version;
@@ -643,7 +729,11 @@ std::vector<VerifyCheck> check_toolchain(const Lock& lock, const VerifyInputs& i
     if (cuda) {
         out.push_back(check_nvcc(lock, in, chosen));
         out.push_back(check_nvcc_torch(lock, chosen, k));
-        out.push_back(check_host_compiler(lock, in, k, chosen));
+        if (!chosen.stand_in.empty() && chosen.nvcc.empty())
+            out.push_back(check("host-compiler", CheckStatus::skipped,
+                                "the locked nvcc " + chosen.stand_in + " is a stand-in and no toolkit here stands for it: no nvcc to match a host compiler with"));
+        else
+            out.push_back(check_host_compiler(lock, in, k, chosen));
         out.push_back(check_gpu_arch(chosen, sms_from, k));
     } else {
         out.push_back(check("nvcc", CheckStatus::skipped, "the lock builds no CUDA extensions (its toolchain names no nvcc)"));
@@ -817,6 +907,21 @@ std::pair<std::string, std::string> env_torch(const std::map<std::string, std::s
 
 namespace {
 
+// torch in the prefix is a stand-in: conda's pytorch record, or a torch wheel's metadata, says so.
+bool torch_is_stand_in(const std::string& prefix) {
+    for (const auto& r : read_conda_records(prefix))
+        if ((r.name == "pytorch" || r.name == "torch") && r.stand_in) return true;
+    std::error_code ec;
+    for (const auto& lib : fs::directory_iterator(fs::path(prefix) / "lib", ec)) {
+        if (lib.path().filename().string().rfind("python", 0) != 0) continue;
+        for (const auto& e : fs::directory_iterator(lib.path() / "site-packages", ec)) {
+            std::string name = e.path().filename().string();
+            if (name.rfind("torch-", 0) == 0 && name.ends_with(".dist-info") && fs::exists(e.path() / kStandInMarker, ec)) return true;
+        }
+    }
+    return false;
+}
+
 VerifyReport verify_in(const Lock& lock, const VerifyInputs& in, const kb::Knowledge& k, const std::string& work_dir) {
     VerifyReport report;
     auto& chosen = report.toolchain;
@@ -827,6 +932,7 @@ VerifyReport verify_in(const Lock& lock, const VerifyInputs& in, const kb::Knowl
             auto vars = build_environment(lock, in, chosen, activate, notes);
             std::tie(chosen.torch_version, chosen.torch_cuda) = env_torch(vars, python);
         }
+        chosen.torch_stand_in = torch_is_stand_in(in.prefix);
     }
     report.checks = check_toolchain(lock, in, k, chosen);
     if (in.probe && !lock.toolchain.nvcc.empty()) {
@@ -838,6 +944,10 @@ VerifyReport verify_in(const Lock& lock, const VerifyInputs& in, const kb::Knowl
             VerifyCheck c = check("build", CheckStatus::failed, "--build-extensions needs an installed environment");
             c.fix = "give --prefix DIR, or `envlock install` first";
             report.checks.push_back(c);
+        } else if (chosen.torch_stand_in || !chosen.stand_in.empty()) {
+            report.checks.push_back(check("build", CheckStatus::skipped,
+                                          std::string(chosen.torch_stand_in ? "the env's torch " + chosen.torch_version : "the locked nvcc " + chosen.stand_in) +
+                                              " is a stand-in: the extensions cannot be built against it"));
         } else {
             for (auto& c : build_extensions(lock, in, chosen, work_dir, k)) report.checks.push_back(std::move(c));
         }
@@ -889,7 +999,8 @@ nlohmann::json report_json(const VerifyReport& r) {
     return {{"ok", r.exit_code() == 0},
             {"toolchain",
              {{"cuda_home", t.cuda_home}, {"nvcc", t.nvcc}, {"cuda", t.cuda}, {"cc", t.cc}, {"cxx", t.cxx}, {"cxx_version", t.cxx_version},
-              {"sm", t.sms}, {"cuda_arch_list", t.arch_list}, {"torch", t.torch_version}, {"torch_cuda", t.torch_cuda}}},
+              {"sm", t.sms}, {"cuda_arch_list", t.arch_list}, {"torch", t.torch_version}, {"torch_cuda", t.torch_cuda},
+              {"stand_in_nvcc", t.stand_in}, {"stand_in_torch", t.torch_stand_in}}},
             {"checks", checks}};
 }
 

@@ -41,6 +41,10 @@ struct ChosenToolchain {
     std::vector<int> nvcc_sms;              // what nvcc --list-gpu-arch offers
     std::string arch_list;                  // TORCH_CUDA_ARCH_LIST used for builds
     std::string torch_version, torch_cuda;  // the env's torch ("" absent; torch_cuda "" = CPU build)
+    // A demo mirror's stand-ins (install/prefix_scan.hpp's kStandInMarker): the locked nvcc's package
+    // ("cuda-nvcc 11.1.105 (conda-meta/…json)"; the probe then uses a real toolkit here) and torch.
+    std::string stand_in;
+    bool torch_stand_in = false;
 };
 
 // Everything verify reads of this machine and the env; the CLI fills it, tests write it.

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <sstream>
 
+#include "resolver/specs/conda_dist.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep508.hpp"
@@ -58,21 +59,7 @@ std::string torch_pypi_default_variant(const knowledge::Knowledge& k, const std:
 
 }  // namespace
 
-// conda names whose Python distribution has another name on PyPI.
-std::string conda_dist_name(const std::string& conda_name) {
-    static const std::map<std::string, std::string> renamed = {
-        {"pytorch", "torch"}, {"pytorch-cpu", "torch"}, {"pytorch-gpu", "torch"},
-        {"py-opencv", "opencv-python"}, {"pytorch-lightning", "pytorch-lightning"},
-    };
-    if (auto it = renamed.find(conda_name); it != renamed.end()) return it->second;
-    // Not Python distributions: runtimes, compilers, metapackages, virtual packages.
-    if (conda_name.rfind("__", 0) == 0 || conda_name.rfind("lib", 0) == 0 || conda_name.rfind("cuda", 0) == 0 ||
-        conda_name == "numpy-base" || conda_name == "python" || conda_name == "python_abi" || conda_name == "mkl" ||
-        conda_name == "blas" || conda_name.rfind("gcc", 0) == 0 || conda_name.rfind("gxx", 0) == 0 ||
-        conda_name.rfind("_", 0) == 0 || conda_name == "pytorch-mutex" || conda_name == "pytorch-cuda")
-        return "";
-    return pep508::normalize_name(conda_name);
-}
+std::string conda_dist_name(const std::string& conda_name) { return conda::python_dist_name(conda_name); }
 
 std::vector<int> all_gpu_sms(const SolveInput& input) {
     std::vector<int> out;

@@ -290,6 +290,16 @@ struct SourceRead {
 };
 
 // One git source: its commit, then its packaging files at that commit.
+// "--mirror, /srv/mirror/mirrors.yaml": where the mirror rules in use were written, in order.
+std::string mirror_origins(const fetch::Mirrors& mirrors) {
+    std::vector<std::string> seen;
+    for (const auto& r : mirrors.rules)
+        if (std::find(seen.begin(), seen.end(), r.origin) == seen.end()) seen.push_back(r.origin);
+    std::string out;
+    for (const auto& o : seen) out += (out.empty() ? "" : ", ") + o;
+    return out;
+}
+
 SourceRead read_source(const SpecSource& s, const std::optional<LockedPackage>& kept, const fetch::FetchContext& ctx) {
     SourceRead out;
     IndexRecord& r = out.record;
@@ -313,6 +323,15 @@ SourceRead read_source(const SpecSource& s, const std::optional<LockedPackage>& 
         out.error = s.name + ": " + s.git + (url != s.git ? " (mirrored to " + url + ")" : std::string()) + ": " +
                     (ctx.offline ? "offline, and no previous lock pinned " + asked + " to a commit"
                                  : "cannot reach it, or it has no " + asked);
+        // Behind a firewall or on a mirror the usual cause is a mirror that does not cover this
+        // source: say which rules are in use and how to add one.
+        if (!ctx.offline && url == s.git)
+            out.error += ctx.mirrors.rules.empty()
+                             ? "; without network access, point it at a local clone: --mirror " + s.git + "=/path/to/clone, or a mirrors file (--mirrors-file, ENVLOCK_MIRRORS)"
+                             : "; no mirror rule covers it (rules in use from " + mirror_origins(ctx.mirrors) + "): add --mirror " + s.git +
+                                   "=/path/to/clone, or a line for it in the mirrors file";
+        else if (!ctx.offline)
+            out.error += "; the mirror has no repository there, or not that revision";
         return out;
     }
     r.rev = *commit;

@@ -94,6 +94,16 @@ std::string build_conda_package(const CondaRecord& r) {
         paths.push_back({path, sha256_hex_of(content), mode, placeholder, content.size(), false});
     };
     std::string module = module_name(r.name);
+    // Every package says it is a stand-in (install/prefix_scan.hpp's kStandInMarker), so verify
+    // and doctor skip, with that reason, what its missing code cannot show.
+    add_file("share/envlock-stand-in/" + r.name + "/ENVLOCK-STAND-IN",
+             r.name + " " + r.version + " (" + r.build + "): a stand-in made by envlock-mirror; no real code\n", "", "");
+    if (r.name.rfind("cuda-nvcc", 0) == 0 && r.noarch.empty()) {
+        // Where the real package puts its compiler, one that cannot compile: run, it says so and fails.
+        add_file("bin/nvcc", "#!/bin/sh\necho \"nvcc: a stand-in for " + r.name + " " + r.version +
+                                 " made by envlock-mirror; it compiles nothing\" >&2\nexit 1\n",
+                 "", "", 0755);
+    }
     if (r.noarch == "python" && is_build_tool(r.name)) {
         // The build tools sdists and git sources are built with: the stand-in carries only the
         // metadata of the locked version, so the env's python (the host's, see below) imports
@@ -273,6 +283,7 @@ std::string build_wheel(const PyDist& d) {
     if (!d.data_file.empty())
         m.push_back({dist + ".data/data/" + d.data_file, d.project + " " + d.version + " data file\n", 0644, ""});
     m.push_back({dist + ".dist-info/METADATA", core_metadata(d), 0644, ""});
+    m.push_back({dist + ".dist-info/ENVLOCK-STAND-IN", d.project + " " + d.version + ": a stand-in made by envlock-mirror; no real code\n", 0644, ""});
     // Root-Is-Purelib follows the tag: binary wheels install into platlib.
     bool pure = d.tag.find("-none-any") != std::string::npos;
     std::string wheel = "Wheel-Version: 1.0\nGenerator: envlock-mirror\nRoot-Is-Purelib: " + std::string(pure ? "true" : "false") + "\n";

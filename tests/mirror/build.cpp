@@ -65,6 +65,23 @@ std::string index_html() {
            "<li>git/mmdetection3d, git/boxops (CUDA without torch) and the recipes' other sources (git repositories)</li>\n</ul>\n</body></html>\n";
 }
 
+// The mirrors file: every URL the recipes and their locks name, mapped into this tree. Targets
+// are relative, so envlock reads them from the file's own folder and the tree can move.
+std::string mirrors_yaml(bool with_git) {
+    std::string s = "# envlock demo mirror: every index and git source the built-in recipes use, served from this folder.\n"
+                    "# Use it with `envlock resolve|install --mirrors-file <this file>` or ENVLOCK_MIRRORS=<this file>.\n"
+                    "mirrors:\n"
+                    "  https://conda.anaconda.org: conda\n"
+                    "  https://repo.anaconda.com/pkgs: pkgs\n"
+                    "  https://pypi.org/simple: pypi/simple\n"
+                    "  https://pypi.org/pypi/packages: pypi/packages\n"
+                    "  https://download.pytorch.org/whl: whl\n"
+                    "  https://download.openmmlab.com/mmcv: mmcv\n";
+    if (with_git)
+        for (const auto& [url, dir] : git_upstreams()) s += "  " + url + ": git/" + dir + "\n";
+    return s;
+}
+
 }  // namespace
 
 MirrorInfo build_mirror(const std::string& out_dir, const MirrorOptions& options) {
@@ -114,6 +131,7 @@ MirrorInfo build_mirror(const std::string& out_dir, const MirrorOptions& options
         }
 
         write_file(root, "index.html", index_html());
+        write_file(root, "mirrors.yaml", mirrors_yaml(options.with_git_repo));
         info.root = out.string();
         write_file(root, "SOURCES.md", sources_md(info, conda));
     } catch (...) {

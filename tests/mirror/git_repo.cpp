@@ -276,6 +276,7 @@ namespace {
 
 struct SourceRepo {
     std::string dir;          // folder under git/
+    std::string upstream;     // the URL the recipes name
     std::string package_dir;  // where setup.py sits ("" = the root)
     std::string name;         // setup(name=...)
     std::vector<std::string> requires_dist;
@@ -297,22 +298,28 @@ std::string stand_in_setup_py(const SourceRepo& r) {
 // project's install_requires trimmed to what the mirror's PyPI table carries (said in SOURCE).
 const std::vector<SourceRepo>& source_repos() {
     static const std::vector<SourceRepo> repos = {
-        {"detectron2", "", "detectron2",
+        {"detectron2", "https://github.com/facebookresearch/detectron2", "", "detectron2",
          {"Pillow>=7.1", "matplotlib", "pycocotools>=2.0.2", "termcolor>=1.1", "yacs>=0.1.8", "tabulate", "cloudpickle",
           "tqdm>4.29.0", "tensorboard", "fvcore>=0.1.5,<0.1.6", "iopath>=0.1.7,<0.1.10", "future", "pydot", "omegaconf>=2.1",
           "hydra-core>=1.1", "black==21.4b2", "dataclasses; python_version<'3.7'"},
          "v0.6", "facebookresearch/detectron2 v0.6 setup.py install_requires (cases/detectron2-v0.6.yaml)"},
-        {"panopticapi", "", "panopticapi", {"numpy", "Pillow"}, "", "cocodataset/panopticapi (stand-in depends)"},
-        {"cityscapesScripts", "", "cityscapesScripts",
+        {"panopticapi", "https://github.com/cocodataset/panopticapi", "", "panopticapi", {"numpy", "Pillow"}, "", "cocodataset/panopticapi (stand-in depends)"},
+        {"cityscapesScripts", "https://github.com/mcordts/cityscapesScripts", "", "cityscapesScripts",
          {"numpy", "matplotlib", "pillow", "appdirs", "pyquaternion", "coloredlogs", "tqdm", "requests"}, "",
          "mcordts/cityscapesScripts setup.py install_requires, trimmed"},
-        {"RADIal", "DBReader", "dbreader", {"numpy", "opencv-python"}, "", "valeoai/RADIal DBReader (stand-in depends)"},
-        {"pypcd", "", "pypcd", {"numpy", "python-lzf"}, "", "klintan/pypcd (stand-in depends)"},
+        {"RADIal", "https://github.com/valeoai/RADIal", "DBReader", "dbreader", {"numpy", "opencv-python"}, "", "valeoai/RADIal DBReader (stand-in depends)"},
+        {"pypcd", "https://github.com/klintan/pypcd", "", "pypcd", {"numpy", "python-lzf"}, "", "klintan/pypcd (stand-in depends)"},
     };
     return repos;
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> git_upstreams() {
+    std::vector<std::pair<std::string, std::string>> out = {{"https://github.com/open-mmlab/mmdetection3d", "mmdetection3d"}};
+    for (const auto& r : source_repos()) out.emplace_back(r.upstream, r.dir);
+    return out;
+}
 
 std::vector<std::string> make_source_repos(const std::string& git_root) {
     namespace fs = std::filesystem;

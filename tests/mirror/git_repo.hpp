@@ -19,6 +19,10 @@ std::vector<std::string> make_mmdet3d_repo(const std::string& dir, const std::ve
 // `git_root`/<name> with a setup.py declaring its install_requires. Returns their names.
 std::vector<std::string> make_source_repos(const std::string& git_root);
 
+// Where each git repository under git/ stands in for: {upstream URL, folder under git/}, for
+// the mirrors file (mmdetection3d and the stand-ins; boxops has no upstream).
+std::vector<std::pair<std::string, std::string>> git_upstreams();
+
 // The files of the tree at one release (relative path -> content), for tests.
 std::vector<std::pair<std::string, std::string>> mmdet3d_tree(const Mmdet3dRelease& release);
 

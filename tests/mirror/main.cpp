@@ -28,7 +28,8 @@ int run_build(const std::string& out, const std::string& shared, bool no_shared,
               << ", mmcv wheels: " << info.mmcv_wheels << "\n"
               << "  git/mmdetection3d tags:";
     for (const auto& t : info.git_tags) std::cout << " " << t;
-    std::cout << "\n  sources: see " << info.root << "/SOURCES.md\n";
+    std::cout << "\n  sources: see " << info.root << "/SOURCES.md\n"
+              << "  use it: envlock resolve|install --mirrors-file " << info.root << "/mirrors.yaml (or ENVLOCK_MIRRORS=that file)\n";
     return 0;
 }
 

@@ -97,6 +97,41 @@ TEST_CASE("conda numpy and numpy-base out of step: named, with the conda command
     CHECK(dep->what == "conda numpy 1.20.3 depends on numpy-base 1.20.3 py38h74d4b33_0, but numpy-base 1.19.5 is installed");
 }
 
+TEST_CASE("cross-ecosystem identity: a conda Python package without metadata provides the PyPI project of its name, as in the solve") {
+    // conda's numpy (a record whose files list no *.dist-info, as the demo mirror's and some old
+    // builds are) meets pip's `Requires-Dist: numpy>=1.17`; so do conda's pytorch for `torch` and
+    // typing_extensions for `typing-extensions`.
+    Prefix p;
+    conda_python(p, "3.8.18");
+    std::string sp = "lib/python3.8/site-packages/";
+    conda_record(p, "numpy", "1.21.5", "py38h7a5d4dd_0", {"python >=3.8,<3.9.0a0"}, {{sp + "numpy/__init__.py", ""}});
+    conda_record(p, "pytorch", "1.10.0", "py3.8_cuda11.1_cudnn8.0.5_0", {"python >=3.8,<3.9.0a0"}, {{sp + "torch/__init__.py", ""}});
+    conda_record(p, "typing_extensions", "4.7.1", "pyha770c72_0", {"python >=3.7"}, {{sp + "typing_extensions.py", ""}});
+    conda_record(p, "libpng", "1.6.39", "h5eee18b_0", {}, {{"lib/libpng.so", ""}});   // no Python package: provides nothing
+    pip_install(p.site(), {{"matplotlib", "3.5.2", {"numpy>=1.17", "typing-extensions"}, {}, {}},
+                           {"torchvision", "0.11.1", {"torch==1.10.0"}, {}, {}},
+                           {"pypng-user", "1.0", {"libpng"}, {}, {}}});
+    auto scan = install::scan_prefix(p.root());
+    for (const auto& rec : scan.conda_records)
+        if (rec.name == "libpng") CHECK(rec.python_dist.empty());
+    auto r = doctor(p);
+    std::vector<std::string> unmet;
+    for (const auto& f : r.findings)
+        if (f.check == "requirement") unmet.push_back(f.what);
+    CHECK(unmet == std::vector<std::string>{"pypng-user 1.0 requires libpng, which is not installed"});
+    CHECK(find_check(r, "duplicate") == nullptr);
+}
+
+TEST_CASE("conda's numpy metapackage beside the numpy-base that holds numpy's metadata is one numpy, not two") {
+    Prefix p;
+    conda_python(p, "3.8.18");
+    conda_record(p, "numpy", "1.21.5", "py38h7a5d4dd_0", {"numpy-base 1.21.5 py38hf524024_0", "python >=3.8,<3.9.0a0"}, {});
+    conda_record(p, "numpy-base", "1.21.5", "py38hf524024_0", {"python >=3.8,<3.9.0a0"}, conda_dist_files(p, "numpy", "1.21.5", "numpy"));
+    auto r = doctor(p);
+    CHECK_MESSAGE(find_check(r, "duplicate") == nullptr, describe(r));
+    CHECK(r.exit_code() == 0);
+}
+
 TEST_CASE("pip's numpy over conda's numpy: installed twice, named with both installers and a fix") {
     Prefix p;
     conda_python(p, "3.8.18");
@@ -253,6 +288,34 @@ TEST_CASE("drift from the lock: changed, missing and added packages, each fixed 
             CHECK(f.fix.find("envlock install envlock.yaml --repair --prefix ") == 0);
         }
     CHECK(drift == 3);
+}
+
+TEST_CASE("a finding `install --repair` would not change is fixed by a new lock, never by --repair") {
+    // The lock itself leaves matplotlib's numpy out: the prefix is exactly what it installs, so
+    // --repair's plan is empty and proposing it would be a fix that then declines.
+    Prefix p;
+    p.make_venv();
+    pip_install(p.site(), {{"matplotlib", "3.5.2", {"numpy>=1.17"}, {}, {}}});
+    Lock lock;
+    LockedPackage lp;
+    lp.kind = Ecosystem::pypi;
+    lp.name = "matplotlib";
+    lp.version = "3.5.2";
+    lock.packages = {lp};
+    install::RepairPreview nothing;   // would change nothing
+    auto r = install::diagnose(install::scan_prefix(p.root()), quiet_machine(), K(), &lock, "envlock.yaml", &nothing);
+    const auto* f = find_check(r, "requirement");
+    REQUIRE_MESSAGE(f, describe(r));
+    CHECK(f->fix.find("(`envlock install --repair` would change nothing)") != std::string::npos);
+    CHECK(f->fix.find("re-resolve it (`envlock resolve`)") != std::string::npos);
+    CHECK(f->fix.find("envlock install envlock.yaml --repair") == std::string::npos);
+
+    install::RepairPreview restores;
+    restores.plan.damage = {"lib/python3.8/site-packages/numpy/__init__.py (missing)"};
+    r = install::diagnose(install::scan_prefix(p.root()), quiet_machine(), K(), &lock, "envlock.yaml", &restores);
+    f = find_check(r, "requirement");
+    REQUIRE(f);
+    CHECK(f->fix.find("envlock install envlock.yaml --repair --prefix ") == 0);
 }
 
 TEST_CASE("`envlock doctor`: grouped report, --json, exit 0 healthy / 1 problems / 2 bad input") {

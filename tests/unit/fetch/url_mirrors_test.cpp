@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -100,6 +101,53 @@ TEST_CASE("a malformed config.yaml is bad input naming the file and line") {
                          envlock::InputError);
     auto cfg2 = t.write("c2.yaml", "mirrors: [\n");
     CHECK_THROWS_AS(load_fetch_context({}, cfg2), envlock::InputError);
+}
+
+TEST_CASE("a mirrors file maps URL prefixes; a relative target is the folder beside the file") {
+    envlock::test::TempTree t;
+    auto file = t.write("mirror/mirrors.yaml",
+                        "# as envlock-mirror writes it\nmirrors:\n  https://pypi.org/simple: pypi/simple\n"
+                        "  https://github.com/open-mmlab/mmdetection3d: git/mmdetection3d\n"
+                        "  https://download.pytorch.org/whl: file:///srv/whl\n");
+    auto rules = read_mirrors_file(file.string());
+    REQUIRE(rules.size() == 3);
+    CHECK(rules[0].to == "file://" + (t.path() / "mirror/pypi/simple").string());
+    CHECK(rules[1].to == "file://" + (t.path() / "mirror/git/mmdetection3d").string());
+    CHECK(rules[2].to == "file:///srv/whl");
+    CHECK(rules[0].origin == file.string());
+    auto list = t.write("list.yaml", "mirrors:\n  - https://conda.anaconda.org=conda\n");
+    auto from_list = read_mirrors_file(list.string());
+    REQUIRE(from_list.size() == 1);
+    CHECK(from_list[0].to == "file://" + (t.path() / "conda").string());
+}
+
+TEST_CASE("a mirrors file that is not one is bad input naming the file; a missing one is an environment error") {
+    envlock::test::TempTree t;
+    CHECK_THROWS_WITH_AS(read_mirrors_file(t.write("a.yaml", "jobs: 3\n").string()), doctest::Contains("a.yaml: expected a mirrors file"),
+                         envlock::InputError);
+    CHECK_THROWS_WITH_AS(read_mirrors_file(t.write("b.yaml", "mirrors:\n  https://x: [a, b]\n").string()),
+                         doctest::Contains("b.yaml:2: a mirror maps a URL prefix"), envlock::InputError);
+    CHECK_THROWS_WITH_AS(read_mirrors_file(t.write("c.yaml", "mirrors:\n  - https://x\n").string()),
+                         doctest::Contains("c.yaml:2: mirror 'https://x' is not FROM=TO"), envlock::InputError);
+    CHECK_THROWS_AS(read_mirrors_file((t.path() / "none.yaml").string()), envlock::EnvironmentError);
+}
+
+TEST_CASE("--mirrors-file comes after --mirror and before ENVLOCK_MIRRORS, which may name a mirrors file itself") {
+    envlock::test::TempTree t;
+    auto a = t.write("a/mirrors.yaml", "mirrors:\n  https://pypi.org/simple: simple\n");
+    auto b = t.write("b/mirrors.yaml", "mirrors:\n  https://pypi.org/simple: simple\n  https://conda.anaconda.org: conda\n");
+    auto none = t.path() / "no-config.yaml";
+    ::setenv("ENVLOCK_MIRRORS", ("https://download.pytorch.org/whl=file:///env/whl;" + b.string()).c_str(), 1);
+    CommandLineSettings cli;
+    cli.mirrors_files = {a.string()};
+    auto ctx = load_fetch_context(cli, none);
+    CHECK(ctx.mirrors.apply("https://pypi.org/simple/torch/") == "file://" + (t.path() / "a/simple/torch/").string());
+    CHECK(ctx.mirrors.apply("https://conda.anaconda.org/pytorch/noarch/repodata.json") ==
+          "file://" + (t.path() / "b/conda/pytorch/noarch/repodata.json").string());
+    CHECK(ctx.mirrors.apply("https://download.pytorch.org/whl/torch_stable.html") == "file:///env/whl/torch_stable.html");
+    cli.mirrors = {"https://pypi.org/simple=https://cli.example/simple"};
+    CHECK(load_fetch_context(cli, none).mirrors.apply("https://pypi.org/simple/torch/") == "https://cli.example/simple/torch/");
+    ::unsetenv("ENVLOCK_MIRRORS");
 }
 
 TEST_CASE("strip_userinfo removes credentials and nothing else") {

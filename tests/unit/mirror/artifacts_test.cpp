@@ -191,3 +191,32 @@ TEST_CASE("project names normalize per PEP 503 and escape per PEP 427") {
     CHECK(wheel_escape("mmcv-full") == "mmcv_full");
     CHECK(wheel_escape("lazy_loader") == "lazy_loader");
 }
+
+TEST_CASE("every package says it is a stand-in: conda packages and wheels carry the ENVLOCK-STAND-IN marker") {
+    auto conda = members(build_conda_package(sample_record(".tar.bz2")));
+    REQUIRE(conda.count("share/envlock-stand-in/numba/ENVLOCK-STAND-IN"));
+    CHECK(conda["info/files"].content.find("share/envlock-stand-in/numba/ENVLOCK-STAND-IN\n") != std::string::npos);
+    PyDist d;
+    d.project = "mmcv-full";
+    d.version = "1.4.0";
+    d.tag = "cp38-cp38-manylinux1_x86_64";
+    d.source = "test";
+    auto wheel = members(build_wheel(d));
+    REQUIRE(wheel.count("mmcv_full-1.4.0.dist-info/ENVLOCK-STAND-IN"));
+    CHECK(wheel["mmcv_full-1.4.0.dist-info/RECORD"].content.find("mmcv_full-1.4.0.dist-info/ENVLOCK-STAND-IN,sha256=") != std::string::npos);
+}
+
+TEST_CASE("the stand-in cuda-nvcc ships bin/nvcc where the real one has it, and it compiles nothing") {
+    CondaRecord r;
+    r.channel = "nvidia";
+    r.name = "cuda-nvcc";
+    r.version = "11.1.105";
+    r.build = "0";
+    r.timestamp = 1609459200000;
+    r.ext = ".tar.bz2";
+    auto m = members(build_conda_package(r));
+    REQUIRE(m.count("bin/nvcc"));
+    CHECK(m["bin/nvcc"].mode == 0755);
+    CHECK(m["bin/nvcc"].content.find("exit 1\n") != std::string::npos);
+    CHECK(m.count("share/envlock-stand-in/cuda-nvcc/ENVLOCK-STAND-IN"));
+}

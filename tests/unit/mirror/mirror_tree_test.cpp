@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 #include <zstd.h>
 
+#include <map>
 #include <regex>
 #include <set>
 
+#include "fetch/mirrors.hpp"
 #include "tests/mirror/archive.hpp"
 #include "tests/mirror/publish.hpp"
 #include "tests/unit/mirror/mirror_fixture.hpp"
@@ -375,6 +377,35 @@ TEST_CASE("SOURCES.md names where each table came from") {
         std::string t = read_file(shared_mirror()->dir / "SOURCES.md");
         CHECK(t.find("snapshots/rattler-pytorch-channel/linux-64/repodata.json") != std::string::npos);
     }
+}
+
+TEST_CASE("mirrors.yaml covers every git source the built-in recipes name, and every target is a folder of the tree") {
+    const auto& m = builtin_mirror();
+    auto rules = envlock::fetch::read_mirrors_file((m.dir / "mirrors.yaml").string());
+    std::map<std::string, std::string> to;
+    for (const auto& r : rules) to[r.from] = r.to;
+    for (const char* from : {"https://conda.anaconda.org", "https://repo.anaconda.com/pkgs", "https://pypi.org/simple",
+                             "https://download.pytorch.org/whl", "https://download.openmmlab.com/mmcv"})
+        CHECK_MESSAGE(to.count(from), from);
+    for (const auto& [from, target] : to) {
+        INFO(from << " -> " << target);
+        REQUIRE(target.rfind("file://", 0) == 0);
+        CHECK(fs::is_directory(target.substr(7)));
+    }
+    // The git URLs of examples/*/recipe.yaml, as the recipes spell them.
+    static const std::regex git_url(R"(git: (https://[^ ,}]+))");
+    int sources = 0;
+    for (const auto& e : fs::directory_iterator(ENVLOCK_SOURCE_DIR "/examples")) {
+        std::string recipe = read_file(e.path() / "recipe.yaml");
+        for (auto it = std::sregex_iterator(recipe.begin(), recipe.end(), git_url); it != std::sregex_iterator(); ++it) {
+            ++sources;
+            std::string url = (*it)[1];
+            INFO(e.path().filename().string() << ": " << url);
+            REQUIRE(to.count(url));
+            CHECK(fs::is_directory(to[url].substr(7) + "/.git"));
+        }
+    }
+    CHECK(sources >= 8);
 }
 
 TEST_CASE("pep440_less orders pre-releases, post-releases and local labels") {

@@ -231,3 +231,81 @@ TEST_CASE("nvcc from conda: the prefix's bin/nvcc is chosen over the system tool
         CHECK(report.toolchain.nvcc != (prefix / "bin/nvcc").string());
     }
 }
+
+namespace {
+
+// conda-meta/cuda-nvcc-11.1.105-0.json listing `files`, and bin/nvcc as a script that exits 1
+// (what the demo mirror's stand-in ships), with the stand-in marker when `marked`.
+void conda_nvcc_record(const fs::path& prefix, bool marked, bool lists_nvcc) {
+    nlohmann::json files = nlohmann::json::array({"lib/libcuda_nvcc.so"});
+    if (lists_nvcc) files.push_back("bin/nvcc");
+    if (marked) files.push_back("share/envlock-stand-in/cuda-nvcc/ENVLOCK-STAND-IN");
+    fs::create_directories(prefix / "conda-meta");
+    fs::create_directories(prefix / "bin");
+    std::ofstream(prefix / "conda-meta/cuda-nvcc-11.1.105-0.json")
+        << nlohmann::json{{"name", "cuda-nvcc"}, {"version", "11.1.105"}, {"build", "0"}, {"depends", nlohmann::json::array()}, {"files", files}}.dump(2);
+    std::ofstream(prefix / "bin/nvcc") << "#!/bin/sh\necho \"nvcc: a stand-in for cuda-nvcc 11.1.105 made by envlock-mirror; it compiles nothing\" >&2\nexit 1\n";
+    fs::permissions(prefix / "bin/nvcc", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+}
+
+}  // namespace
+
+TEST_CASE("nvcc from conda: found where the installed package put it, and the truth told when it cannot compile") {
+    TempDir root;
+    fs::path prefix = root.path / "env";
+    install::VerifyInputs in;
+    in.machine = detect_target(DetectRoots::host(), builtin_knowledge());
+    in.machine.gpus.clear();
+    in.env = install::current_environment();
+    in.prefix = prefix.string();
+    in.probe = false;
+    Lock lock = verify_lock_with("11.1.105", "conda:cuda-nvcc");
+    lock.targets.front().target.gpus = {gpu(8, 6)};
+
+    SUBCASE("a stand-in (the demo mirror's): skipped with that reason, never passed; the probe compiles with a real toolkit here") {
+        conda_nvcc_record(prefix, /*marked=*/true, /*lists_nvcc=*/true);
+        in.probe = !system_nvcc().empty();
+        auto report = install::verify_lock(lock, in, builtin_knowledge());
+        const auto* nvcc = find_check(report, "nvcc");
+        REQUIRE(nvcc);
+        CHECK(nvcc->status == install::CheckStatus::skipped);
+        CHECK(nvcc->what.find("the locked cuda-nvcc 11.1.105 in the prefix is a stand-in (conda-meta/cuda-nvcc-11.1.105-0.json lists ENVLOCK-STAND-IN)") == 0);
+        const auto* torch = find_check(report, "nvcc-torch");
+        REQUIRE(torch);
+        CHECK(torch->status == install::CheckStatus::skipped);
+        CHECK(report.toolchain.stand_in == "cuda-nvcc 11.1.105 (conda-meta/cuda-nvcc-11.1.105-0.json)");
+        if (system_nvcc().empty()) {
+            MESSAGE("no nvcc at /usr/local/cuda: the stand-in's probe is not compiled here");
+            return;
+        }
+        CHECK(nvcc->what.find("the probe compiles with CUDA 13.0") != std::string::npos);
+        CHECK(report.toolchain.nvcc == system_nvcc());
+        const auto* probe = find_check(report, "probe");
+        REQUIRE(probe);
+        INFO(read_text(probe->log));
+        CHECK(probe->status == install::CheckStatus::passed);
+        CHECK(probe->what.find("for sm_86") != std::string::npos);
+        CHECK(report.exit_code() == 0);
+    }
+    SUBCASE("installed but not runnable, and not marked: failed, saying it does not run and what it printed") {
+        conda_nvcc_record(prefix, /*marked=*/false, /*lists_nvcc=*/true);
+        auto report = install::verify_lock(lock, in, builtin_knowledge());
+        const auto* nvcc = find_check(report, "nvcc");
+        REQUIRE(nvcc);
+        CHECK(nvcc->status == install::CheckStatus::failed);
+        CHECK(nvcc->cause.find((prefix / "bin/nvcc").string() + " (from cuda-nvcc 11.1.105 (conda-meta/cuda-nvcc-11.1.105-0.json)) does not run: "
+                               "`nvcc --version` exited 1 (nvcc: a stand-in") == 0);
+        CHECK(nvcc->fix.find("`envlock install --repair`") == 0);
+        CHECK(nvcc->fix.find("`envlock install`), which puts") == std::string::npos);   // it is installed: no "install it"
+    }
+    SUBCASE("installed, but its files list no nvcc: failed, with --repair (not a second install) as the fix") {
+        conda_nvcc_record(prefix, /*marked=*/false, /*lists_nvcc=*/false);
+        fs::remove(prefix / "bin/nvcc");
+        auto report = install::verify_lock(lock, in, builtin_knowledge());
+        const auto* nvcc = find_check(report, "nvcc");
+        REQUIRE(nvcc);
+        CHECK(nvcc->status == install::CheckStatus::failed);
+        CHECK(nvcc->cause.find("the locked cuda-nvcc 11.1.105 (conda-meta/cuda-nvcc-11.1.105-0.json) is installed, but no installed file is bin/nvcc") == 0);
+        CHECK(nvcc->fix.find("`envlock install --repair` puts back") == 0);
+    }
+}
