@@ -155,8 +155,9 @@ bool sync_environment(const Lock& lock, const std::string& prefix, const std::st
     py.python = python;
     install::use_default_installers(o, py);
     DownloadDisplay progress(lock, false);
+    // Events (waiting for another envlock, a recovered install, warnings) are said; the
+    // per-package step lines are not: the summary below says what changed.
     o.say = [&progress](const std::string& line) {
-        if (line.rfind("warning:", 0) != 0) return;   // the summary below says what changed
         progress.finish();
         std::cerr << line << "\n";
     };
@@ -222,11 +223,16 @@ void add_install(CLI::App& app, int& exit_code) {
         // (a log's record of each step) only with -v.
         const bool verbose = output_of(*cmd).verbose;
         DownloadDisplay progress(lock, quiet, verbose);
-        o.say = [&progress, quiet, verbose](const std::string& line) {
-            if ((quiet || !verbose) && line.rfind("warning:", 0) != 0) return;
+        o.say = [&progress, quiet](const std::string& line) {
+            if (quiet && line.rfind("warning:", 0) != 0) return;
             progress.finish();
             std::cerr << line << "\n";
         };
+        if (verbose && !quiet)
+            o.step = [&progress](const std::string& line) {
+                progress.finish();
+                std::cerr << line << "\n";
+            };
         o.fetch_progress = [&progress](const install::FetchProgress& p) { progress.update(p); };
 
         install::InstallResult r = install::install_lock(lock, o);

@@ -63,7 +63,7 @@ InstalledPackage install_sdist_package(const PackageContext& ctx, const PythonSt
     auto got = install_sdist(ctx.package, ctx.cache->tree().string(), layout, env, so);
     if (ctx.warn)
         for (const auto& w : got.installed.warnings) ctx.warn(ctx.package.name + " " + ctx.package.version + ": " + w);
-    if (ctx.say) ctx.say(got.from_cache ? "linked " + ctx.package.name + " " + ctx.package.version + " built before (" + got.log_path + ")"
+    if (ctx.step) ctx.step(got.from_cache ? "linked " + ctx.package.name + " " + ctx.package.version + " built before (" + got.log_path + ")"
                                         : "built " + ctx.package.name + " " + ctx.package.version + " from its sdist (log: " +
                                               (got.log_path.empty() ? std::string("not kept") : got.log_path) + ")");
     return package_of(ctx, "pypi", std::move(got.installed.files));
@@ -120,8 +120,8 @@ PackageInstaller source_installer(const PythonStepOptions& options) {
         // Built in the stage, where its python and (conda) toolchain live.
         RunEnvironment env = run_environment(ctx.stage.string(), &ctx.lock, current_environment());
         auto got = install_source(ctx.package, layout, env, so);
-        if (ctx.say && !so.editable)
-            ctx.say(got.from_cache ? "linked " + ctx.package.name + " " + ctx.package.version + " built before (" + got.log_path + ")"
+        if (ctx.step && !so.editable)
+            ctx.step(got.from_cache ? "linked " + ctx.package.name + " " + ctx.package.version + " built before (" + got.log_path + ")"
                                    : "built " + ctx.package.name + " " + ctx.package.version + " from " + ctx.package.url + " (log: " +
                                          (got.log_path.empty() ? std::string("not kept") : got.log_path) + ")");
         std::vector<WrittenFile> files = got.installed.files;

@@ -454,14 +454,14 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             std::lock_guard g(say_mutex);
             say("warning: " + s);
         };
-        auto say_locked = [&](const std::string& s) {
+        auto step_locked = [&](const std::string& s) {
             std::lock_guard g(say_mutex);
-            say(s);
+            if (o.step) o.step(s);
         };
         auto context = [&](const LockedPackage& p, const fs::path& stage) {
             const CacheEntry* cached = entry_of.count(&p) ? &entries[entry_of[&p]] : nullptr;
             return PackageContext{lock, p, stage, paths.prefix, cached, o.link_mode, python, warn, o.compile,
-                                  lock_entry_where(o.lock_file, p), say_locked};
+                                  lock_entry_where(o.lock_file, p), step_locked};
         };
         // Sources (git sources and sdists) are built after every binary package is in place,
         // with the env's python and the torch, compilers and CUDA the lock put there.
@@ -482,7 +482,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
                     warn(installed.name + " overwrites " + f.path + ", which " + next.packages[it->second].name + " installed too");
                 it->second = index;
             }
-            say("installed " + installed.name + " " + installed.version);
+            if (o.step) o.step("installed " + installed.name + " " + installed.version);
             next.packages.push_back(std::move(installed));
         };
         // Conda packages that share no path with another package are linked in parallel

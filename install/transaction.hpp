@@ -36,7 +36,7 @@ struct PackageContext {
     std::function<void(const std::string&)> warn;
     bool compile = false;                  // --compile: bytecode for noarch: python packages' .py files
     std::string where;                     // how messages name it: "envlock.yaml:57: fvcore 0.1.5"
-    std::function<void(const std::string&)> say;   // progress lines (a source build: built or linked from the cache)
+    std::function<void(const std::string&)> step;  // the package's own step line (a source build: built or linked from the cache)
 };
 
 // Returns every file it wrote (prefix-relative, with sha256 and size), its metadata included.
@@ -63,7 +63,10 @@ struct InstallOptions {
     PackageInstaller install_wheel;        // pypi packages (the wheel half); unset: such locks are refused
     PackageInstaller install_source;       // git sources; unset: such locks are refused
     VenvMaker make_venv;                   // PyPI-only locks
-    std::function<void(const std::string&)> say;                 // one line per event; warnings too
+    std::function<void(const std::string&)> say;                 // one line per event the user must see (waiting, recovered, restored …); warnings too
+    // One line per package installed, built or linked from the build cache: a log's record of
+    // each step, which a terminal does not need (the CLI shows them with -v).
+    std::function<void(const std::string&)> step;
     std::function<void(const FetchProgress&)> fetch_progress;
 };
 

@@ -26,7 +26,7 @@ struct World {
     install::InstallResult install(const Lock& lock, bool repair = false) {
         auto o = options_for(prefix, cache);
         o.repair = repair;
-        o.say = [this](const std::string& s) { said.push_back(s); };
+        o.say = o.step = [this](const std::string& s) { said.push_back(s); };
         return install::install_lock(lock, o);
     }
 };

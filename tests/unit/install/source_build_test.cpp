@@ -81,7 +81,7 @@ Installed install_into(const Lock& lock, const fs::path& lock_file, const fs::pa
     o.lock_file = lock_file.string();
     install::use_default_installers(o);
     Installed out;
-    o.say = [&](const std::string& s) { out.said.push_back(s); };
+    o.say = o.step = [&](const std::string& s) { out.said.push_back(s); };
     out.result = install::install_lock(lock, o);
     return out;
 }
