@@ -97,16 +97,14 @@ fs::path download_path(const FetchContext& ctx, const IndexRecord& r) {
     return download_folder(ctx) / (stem + "-" + std::to_string(::getpid()) + "-" + r.filename);
 }
 
-std::string metadata_from_wheel_file(const fs::path& path, std::string_view source) {
-    std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-    archive_read_support_format_zip_seekable(a.get());
-    if (archive_read_open_filename(a.get(), path.c_str(), 65536) != ARCHIVE_OK)
-        throw InputError(std::string(source) + ": not a wheel (zip) archive: " + archive_error_string(a.get()));
+// The top-level *.dist-info/METADATA member of a wheel opened with libarchive, whether read
+// from memory or from a downloaded file.
+std::string metadata_member(archive* a, std::string_view source) {
     archive_entry* entry = nullptr;
     while (true) {
-        int rc = archive_read_next_header(a.get(), &entry);
+        int rc = archive_read_next_header(a, &entry);
         if (rc == ARCHIVE_EOF) break;
-        if (rc != ARCHIVE_OK) throw InputError(std::string(source) + ": damaged wheel: " + archive_error_string(a.get()));
+        if (rc != ARCHIVE_OK) throw InputError(std::string(source) + ": damaged wheel: " + archive_error_string(a));
         std::string name = archive_entry_pathname(entry);
         auto slash = name.find('/');
         if (slash == std::string::npos || name.substr(slash) != "/METADATA" || name.substr(0, slash).find(".dist-info") == std::string::npos)
@@ -114,11 +112,19 @@ std::string metadata_from_wheel_file(const fs::path& path, std::string_view sour
         std::string out;
         char buffer[65536];
         la_ssize_t n;
-        while ((n = archive_read_data(a.get(), buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
-        if (n < 0) throw InputError(std::string(source) + ": damaged wheel: " + archive_error_string(a.get()));
+        while ((n = archive_read_data(a, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
+        if (n < 0) throw InputError(std::string(source) + ": damaged wheel: " + archive_error_string(a));
         return out;
     }
     throw InputError(std::string(source) + ": wheel has no *.dist-info/METADATA");
+}
+
+std::string metadata_from_wheel_file(const fs::path& path, std::string_view source) {
+    std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
+    archive_read_support_format_zip_seekable(a.get());
+    if (archive_read_open_filename(a.get(), path.c_str(), 65536) != ARCHIVE_OK)
+        throw InputError(std::string(source) + ": not a wheel (zip) archive: " + archive_error_string(a.get()));
+    return metadata_member(a.get(), source);
 }
 
 // One wheel read by ranges: the bytes held so far from the end of the file, then the member's.
@@ -179,23 +185,7 @@ std::string metadata_from_wheel(std::string_view wheel_bytes, std::string_view s
     archive_read_support_format_zip(a.get());
     if (archive_read_open_memory(a.get(), wheel_bytes.data(), wheel_bytes.size()) != ARCHIVE_OK)
         throw InputError(std::string(source) + ": not a wheel (zip) archive: " + archive_error_string(a.get()));
-    archive_entry* entry = nullptr;
-    while (true) {
-        int rc = archive_read_next_header(a.get(), &entry);
-        if (rc == ARCHIVE_EOF) break;
-        if (rc != ARCHIVE_OK) throw InputError(std::string(source) + ": damaged wheel: " + archive_error_string(a.get()));
-        std::string path = archive_entry_pathname(entry);
-        auto slash = path.find('/');
-        if (slash == std::string::npos || path.substr(slash) != "/METADATA" || path.find(".dist-info") == std::string::npos)
-            continue;
-        std::string out;
-        char buffer[65536];
-        la_ssize_t n;
-        while ((n = archive_read_data(a.get(), buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
-        if (n < 0) throw InputError(std::string(source) + ": damaged wheel: " + archive_error_string(a.get()));
-        return out;
-    }
-    throw InputError(std::string(source) + ": wheel has no *.dist-info/METADATA");
+    return metadata_member(a.get(), source);
 }
 
 std::size_t metadata_source(const IndexRecords& files, const std::function<int(const IndexRecord&)>& rank) {

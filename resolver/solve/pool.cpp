@@ -500,12 +500,13 @@ void SolvPool::add_candidates() {
     std::unordered_map<std::string, bool> python_allowed;
     auto python = pep440::Version::parse(ctx_.python_full);
     auto marker_env = pep508::MarkerEnv::for_target(ctx_.python_full, t.platform);
-    std::map<std::tuple<std::string, std::string, bool>, std::pair<int, size_t>> best;  // (dist, version, torch-bound wheel) -> (rank, input index)
-    for (size_t i = 0; i < in.pypi.size(); ++i) {
-        const auto& rec = in.pypi[i];
-        if (rec.yanked) continue;
+    // A file this target can install: its version and rank (a wheel's tag rank; an sdist ranks
+    // after every wheel, 1 << 20); none when yanked, of an unreadable version or name, for
+    // another Python, or of tags the target does not run.
+    auto installable = [&](const IndexRecord& rec) -> std::optional<std::pair<pep440::Version, int>> {
+        if (rec.yanked) return std::nullopt;
         auto version = pep440::Version::try_parse(rec.version);
-        if (!version) continue;
+        if (!version) return std::nullopt;
         if (!rec.requires_python.empty()) {
             auto [it, added] = python_allowed.try_emplace(rec.requires_python, true);
             if (added) {
@@ -514,7 +515,7 @@ void SolvPool::add_candidates() {
                 } catch (const InputError&) {
                 }
             }
-            if (!it->second) continue;
+            if (!it->second) return std::nullopt;
         }
         int rank = -1;
         try {
@@ -523,9 +524,17 @@ void SolvPool::add_candidates() {
             else if (wheel::SdistName::try_parse(rec.filename))
                 rank = 1 << 20;
         } catch (const InputError&) {
-            continue;
+            return std::nullopt;
         }
-        if (rank < 0) continue;
+        if (rank < 0) return std::nullopt;
+        return std::make_pair(std::move(*version), rank);
+    };
+    std::map<std::tuple<std::string, std::string, bool>, std::pair<int, size_t>> best;  // (dist, version, torch-bound wheel) -> (rank, input index)
+    for (size_t i = 0; i < in.pypi.size(); ++i) {
+        const auto& rec = in.pypi[i];
+        auto fit = installable(rec);
+        if (!fit) continue;
+        const auto& [version, rank] = *fit;
         // A wheel built against one torch (mmcv-full from a cu111/torch1.9.0 page) does not stand
         // for its release: the sdist of that release stays a candidate beside it, for any other
         // torch (built from source, ranked after every wheel of the project).
@@ -533,7 +542,7 @@ void SolvPool::add_candidates() {
             auto cb = cuda_build_of(rec);
             return cb && !cb->torch_series.empty();
         }();
-        auto key = std::make_tuple(pep508::normalize_name(rec.name), version->str(), torch_bound);
+        auto key = std::make_tuple(pep508::normalize_name(rec.name), version.str(), torch_bound);
         auto it = best.find(key);
         if (it == best.end() || rank < it->second.first) best[key] = {rank, i};
     }
@@ -569,31 +578,8 @@ void SolvPool::add_candidates() {
     // The versions no window read: one stand-in per project, through the same filters as the
     // files read (yanked, Requires-Python, tags), with no requirements of its own.
     std::map<std::string, std::set<pep440::Version>> unread;
-    for (const auto& rec : in.unread) {
-        if (rec.yanked) continue;
-        auto version = pep440::Version::try_parse(rec.version);
-        if (!version) continue;
-        if (!rec.requires_python.empty()) {
-            auto [it, added] = python_allowed.try_emplace(rec.requires_python, true);
-            if (added) {
-                try {
-                    it->second = pep440::SpecifierSet::parse(rec.requires_python).contains(python, true);
-                } catch (const InputError&) {
-                }
-            }
-            if (!it->second) continue;
-        }
-        try {
-            if (rec.filename.size() > 4 && rec.filename.compare(rec.filename.size() - 4, 4, ".whl") == 0) {
-                if (tags.best(wheel::WheelName::parse(rec.filename)) < 0) continue;
-            } else if (!wheel::SdistName::try_parse(rec.filename)) {
-                continue;
-            }
-        } catch (const InputError&) {
-            continue;
-        }
-        unread[pep508::normalize_name(rec.name)].insert(*version);
-    }
+    for (const auto& rec : in.unread)
+        if (auto fit = installable(rec)) unread[pep508::normalize_name(rec.name)].insert(std::move(fit->first));
     for (auto& [dist, versions] : unread) {
         Candidate c;
         c.kind = CandKind::pypi;
