@@ -288,6 +288,15 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     auto require = [&](const std::string& name, const std::string& spec) {
         if (required[name].insert(spec).second && queued.insert(name).second) queue.push_back(name);
     };
+    // The extras asked of each project (PEP 685 names): a project asked for a new one is looked
+    // at again, so the lines under that extra are followed in the versions already read.
+    std::map<std::string, std::set<std::string>> extras_of;
+    auto want_extras = [&](const std::string& name, const std::vector<std::string>& extras) {
+        bool grew = false;
+        for (const auto& e : extras) grew = extras_of[name].insert(pep508::normalize_name(e)).second || grew;
+        if (grew && out.projects.count(name) && queued.insert(name).second) queue.push_back(name);
+    };
+    for (const auto& [name, extras] : request.extras) want_extras(pep508::normalize_name(name), {extras.begin(), extras.end()});
     for (const auto& n : request.pypi_names) {
         std::string name = pep508::normalize_name(n);
         named.insert(name);
@@ -404,7 +413,9 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 for (const auto& d : r.depends) {
                     try {
                         auto req = pep508::Requirement::parse(d);
-                        if (req.applies(request.marker_env)) require(req.normalized_name, req.specifier.str());
+                        if (!req.applies(request.marker_env, extras_of[name])) continue;
+                        require(req.normalized_name, req.specifier.str());
+                        want_extras(req.normalized_name, req.extras);
                     } catch (const InputError&) {
                     }
                 }

@@ -26,6 +26,9 @@ struct ClosureRequest {
     // version read satisfies all of them, as every version the solve may take does.
     std::map<std::string, std::vector<std::string>> constraints;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
+    // The extras the spec asks of a project ("cuda-toolkit[nvcc]": cuda-toolkit -> {nvcc}): the
+    // lines under `extra == "nvcc"` are followed too, as are the extras requirements ask of others.
+    std::map<std::string, std::set<std::string>> extras;
     // The target's wheel tags, best first (wheel::compatible_tags): a version's metadata is read
     // from the wheel the target installs best (see metadata_source). Empty: the first wheel listed.
     std::vector<wheel::Tag> target_tags;

@@ -97,10 +97,51 @@ std::string cmake_cuda_archs(const std::string& torch_cuda_arch_list) {
     return out;
 }
 
+std::string pypi_nvcc_home_in(const std::string& prefix, const Lock& lock) {
+    const auto& tc = lock.toolchain;
+    if (tc.nvcc_from.rfind("pypi:", 0) != 0 || prefix.empty()) return "";
+    std::string home = knowledge::pypi_nvcc_home(tc.nvcc_from.substr(5), tc.nvcc);
+    if (home.empty()) return "";
+    // The venv's or conda python's purelib: lib/pythonX.Y/site-packages, whichever X.Y is there.
+    std::error_code ec;
+    std::vector<fs::path> found;
+    for (const auto& e : fs::directory_iterator(fs::path(prefix) / "lib", ec))
+        if (e.path().filename().string().rfind("python3", 0) == 0 && fs::is_directory(e.path() / "site-packages", ec))
+            found.push_back(e.path() / "site-packages" / home);
+    std::sort(found.begin(), found.end());
+    for (const auto& f : found)
+        if (fs::exists(f / "bin/nvcc", ec)) return f.string();
+    return found.empty() ? "" : found.front().string();
+}
+
+std::string locked_system_cc(const Lock& lock, const std::string& path_env) {
+    const auto& tc = lock.toolchain;
+    if (tc.gcc_from.rfind("system:", 0) != 0) return "";
+    std::error_code ec;
+    std::string named = tc.gcc_from.substr(7);
+    if (!named.empty()) return fs::exists(named, ec) ? named : "";
+    std::string major = tc.gcc.substr(0, tc.gcc.find('.'));
+    for (const std::string name : {"gcc-" + major, std::string("gcc")}) {
+        size_t pos = 0;
+        while (pos <= path_env.size()) {
+            size_t end = path_env.find(':', pos);
+            if (end == std::string::npos) end = path_env.size();
+            fs::path candidate = fs::path(path_env.substr(pos, end - pos)) / name;
+            pos = end + 1;
+            if (candidate.parent_path().empty() || ::access(candidate.c_str(), X_OK) != 0) continue;
+            auto r = run_process({candidate.string(), "-dumpfullversion"}, 30);
+            std::string v = r.exit_code == 0 ? r.out.substr(0, r.out.find_first_of("\r\n")) : "";
+            if (v.substr(0, v.find('.')) == major) return candidate.string();
+        }
+    }
+    return "";
+}
+
 std::string locked_cuda_home(const std::string& prefix, const Lock& lock) {
     const auto& tc = lock.toolchain;
     if (tc.nvcc.empty()) return "";
     if (tc.nvcc_from.rfind("conda:", 0) == 0) return prefix;
+    if (tc.nvcc_from.rfind("pypi:", 0) == 0) return pypi_nvcc_home_in(prefix, lock);
     std::string want = major_minor(tc.nvcc);
     std::vector<fs::path> candidates;
     if (tc.nvcc_from.rfind("system:", 0) == 0) candidates.emplace_back(tc.nvcc_from.substr(7));
@@ -207,7 +248,8 @@ RunEnvironment run_environment(const std::string& prefix_in, const Lock* lock, c
             }
         }
         if (tc.gcc_from.rfind("system:", 0) == 0) {
-            fs::path cc = tc.gcc_from.substr(7);
+            std::string found = locked_system_cc(*lock, parent.count("PATH") ? parent.at("PATH") : std::string());
+            fs::path cc = found.empty() ? fs::path(tc.gcc_from.substr(7).empty() ? "gcc " + tc.gcc : tc.gcc_from.substr(7)) : fs::path(found);
             std::string name = cc.filename().string();
             fs::path cxx = cc.parent_path() / (name.rfind("gcc", 0) == 0 ? "g++" + name.substr(3) : name);
             if (!fs::exists(cc, ec)) {

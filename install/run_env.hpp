@@ -73,5 +73,12 @@ std::string cmake_cuda_archs(const std::string& torch_cuda_arch_list);
 // conda cuda-nvcc, else the locked system path, else a /usr/local/cuda-X.Y of the same release.
 // "" when the lock has no nvcc or none is here.
 std::string locked_cuda_home(const std::string& prefix, const Lock& lock);
+// The host C compiler of a lock's "system:" toolchain: the path it names, else (a lock keeps no
+// host paths) gcc-<major> or gcc on `path_env` whose version has the locked major. "" when none.
+std::string locked_system_cc(const Lock& lock, const std::string& path_env);
+// The CUDA home a locked PyPI nvcc wheel installed into the prefix (<site-packages>/nvidia/cu13
+// for `pypi:nvidia-cuda-nvcc` 13.x), whether or not its bin/nvcc is there; "" when the lock's
+// nvcc does not come from PyPI or the prefix has no site-packages.
+std::string pypi_nvcc_home_in(const std::string& prefix, const Lock& lock);
 
 }  // namespace envlock::install

@@ -558,7 +558,10 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
                 if (!fresh && other.name != installed.name) {
                     if (overwrite_refused(installed, other))
                         throw InputError(clobber_refusal(installed, other, f.path, locked_by_id, o.lock_file));
-                    warn(installed.name + " overwrites " + f.path + ", which " + other.name + " installed too");
+                    // The same bytes (the empty nvidia/__init__.py every nvidia-* wheel ships) change nothing.
+                    auto same = std::find_if(other.files.begin(), other.files.end(), [&](const auto& g) { return g.path == f.path; });
+                    if (same == other.files.end() || f.sha256.empty() || same->sha256 != f.sha256)
+                        warn(installed.name + " overwrites " + f.path + ", which " + other.name + " installed too");
                 }
                 it->second = index;
             }

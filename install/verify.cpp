@@ -253,6 +253,28 @@ VerifyCheck check_nvcc(const Lock& lock, const VerifyInputs& in, ChosenToolchain
             }
         }
     }
+    // A PyPI nvcc wheel (CUDA 13+): the compiler sits in the env's site-packages.
+    if (tc.nvcc_from.rfind("pypi:", 0) == 0) {
+        std::string package = tc.nvcc_from.substr(5);
+        std::string home = pypi_nvcc_home_in(in.prefix, lock);
+        std::string nvcc = home.empty() ? "" : (fs::path(home) / "bin/nvcc").string();
+        std::error_code ec;
+        if (in.prefix.empty()) {
+            conda_missing = "no --prefix: the locked PyPI nvcc (" + package + ") was not looked for";
+        } else if (nvcc.empty() || !fs::exists(nvcc, ec)) {
+            conda_missing = "the prefix has no " + (home.empty() ? std::string("site-packages/nvidia/cuXY") : home) + "/bin/nvcc (the locked " + package +
+                            " " + tc.nvcc + " is not installed in it)";
+            conda_fix = "install the lock into the environment (`envlock install`), which puts " + package + " " + tc.nvcc + "'s nvcc there";
+        } else {
+            auto r = run_process({nvcc, "--version"}, 30);
+            std::string release = r.exit_code == 0 ? parse_nvcc_release(r.out) : "";
+            if (release.empty())
+                conda_missing = nvcc + " (from " + package + ") does not run: `nvcc --version` " +
+                                (r.exit_code == 0 ? "printed no release" : "exited " + std::to_string(r.exit_code));
+            else
+                candidates.emplace_back(home, release);
+        }
+    }
     std::string locked_path = tc.nvcc_from.rfind("system:", 0) == 0 ? tc.nvcc_from.substr(7) : "";
     // The locked path first, then every toolkit detect found (CUDA_HOME, PATH, /usr/local/cuda*).
     std::vector<const CudaToolkit*> toolkits;
@@ -358,9 +380,10 @@ VerifyCheck check_host_compiler(const Lock& lock, const VerifyInputs& in, const 
     CompilerPick pick;
     const auto& tc = lock.toolchain;
     if (tc.gcc_from.rfind("system:", 0) == 0) {
-        pick.cc = tc.gcc_from.substr(7);
-        if (!executable(pick.cc)) {
-            VerifyCheck c = check("host-compiler", CheckStatus::failed, "the lock's host compiler " + pick.cc + " (gcc " + tc.gcc + ") is not on this machine");
+        pick.cc = locked_system_cc(lock, path_env);
+        if (pick.cc.empty() || !executable(pick.cc)) {
+            std::string named = tc.gcc_from.substr(7).empty() ? "gcc-" + tc.gcc.substr(0, tc.gcc.find('.')) + " or gcc on PATH" : tc.gcc_from.substr(7);
+            VerifyCheck c = check("host-compiler", CheckStatus::failed, "the lock's host compiler " + named + " (gcc " + tc.gcc + ") is not on this machine");
             c.fix = "install gcc " + tc.gcc + " (e.g. `apt-get install gcc-" + tc.gcc + " g++-" + tc.gcc + "`) or re-resolve on this machine (`envlock resolve`)";
             return c;
         }
@@ -680,7 +703,11 @@ std::vector<VerifyCheck> build_extensions(const Lock& lock, const VerifyInputs& 
         ProcessOptions io;
         io.cwd = work_dir;   // not the source tree: the installed module must be the one found
         io.env = vars;
-        auto ir = run_process({python, "-c", "import " + ext.import + "; print('imported', " + ext.import + ".__name__)"}, 300, io);
+        // A torch extension links torch's own libraries (libc10_cuda.so …), which `import torch`
+        // loads: its package imports torch first, and so does this check when the lock has torch.
+        bool has_torch = std::any_of(lock.packages.begin(), lock.packages.end(), [](const LockedPackage& p) { return p.name == "torch" || p.name == "pytorch"; });
+        std::string code = std::string(has_torch ? "import torch; " : "") + "import " + ext.import + "; print('imported', " + ext.import + ".__name__)";
+        auto ir = run_process({python, "-c", code}, 300, io);
         write_log(ilog, "# envlock verify: import " + ext.import + " with " + python + "\n\n", ir.out);
         VerifyCheck c = check("import " + name, CheckStatus::passed, "import " + ext.import + " with " + python);
         c.log = ilog;

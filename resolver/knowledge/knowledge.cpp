@@ -504,4 +504,16 @@ std::optional<NumbaRelease> numba_release(const Knowledge& k, std::string_view v
     return std::nullopt;
 }
 
+std::string pypi_nvcc_home(std::string_view project, std::string_view version) {
+    // Read from the wheels themselves (PyPI, 2026-11): `nvidia-cuda-nvcc` 13.0.48 … 13.5.37 hold
+    // nvidia/cu13/bin/{nvcc,cudafe++,fatbinary,nvlink,ptxas} beside include/, lib/ and nvvm/;
+    // `nvidia-cuda-nvcc-cu11` 11.7–11.8 and `-cu12` 12.1–12.9 hold nvidia/cuda_nvcc/bin/ptxas only.
+    if (project != "nvidia-cuda-nvcc") return "";
+    size_t dot = version.find('.');
+    std::string_view major = version.substr(0, dot);
+    if (major.empty() || major.find_first_not_of("0123456789") != std::string_view::npos || major.size() > 3) return "";
+    int m = std::stoi(std::string(major));
+    return m >= 13 ? "nvidia/cu" + std::to_string(m) : "";
+}
+
 }  // namespace envlock::knowledge

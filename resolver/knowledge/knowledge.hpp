@@ -224,6 +224,10 @@ const NvccTargetsRow* nvcc_targets_row(const Knowledge&, std::string_view cuda_v
 std::optional<HostCompilerLimit> host_compiler_limit(const Knowledge&, std::string_view cuda_version);
 std::optional<int> newest_gcc_major(const Knowledge&, std::string_view cuda_version);
 std::optional<int> newest_clang_major(const Knowledge&, std::string_view cuda_version);
+// Where a PyPI wheel of NVIDIA's puts a whole nvcc, relative to site-packages ("nvidia/cu13" for
+// `nvidia-cuda-nvcc` 13.x); "" when the wheel holds no nvcc (the cu11/cu12 `nvidia-cuda-nvcc-cuXX`
+// wheels carry only ptxas), so no CUDA before 13 gets its compiler from PyPI.
+std::string pypi_nvcc_home(std::string_view project, std::string_view version);
 
 // ---- torch ----
 // torch_version may carry a local label ("1.9.1+cu111"); variant "" then comes from that label.

@@ -50,11 +50,12 @@ std::vector<int> split_ints(const std::string& s) {
 std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
 
 // The CUDA variant a plain PyPI torch wheel (no +cuXYZ label) was built with, e.g. cu102 for
-// torch 1.9.1. "" when the knowledge base does not say.
-std::string torch_pypi_default_variant(const knowledge::Knowledge& k, const std::string& version) {
-    auto release = knowledge::torch_release(k, version);
-    if (!release) return "";
-    return release->pypi_default;
+// torch 1.9.1: the knowledge base's row, else what the wheel's own requirements pin (torch 2.15
+// needs cuda-toolkit[…]==13.2.2). "" when neither says.
+std::string torch_pypi_default_variant(const knowledge::Knowledge& k, const IndexRecord& rec) {
+    if (auto release = knowledge::torch_release(k, rec.version); release && !release->pypi_default.empty())
+        return release->pypi_default;
+    return cuda_variant_pinned_by(rec.depends);
 }
 
 }  // namespace
@@ -555,7 +556,7 @@ void SolvPool::add_candidates() {
         c.dist = std::get<0>(key);
         c.pep440_version = pep440::Version::parse(rec.version);
         std::string default_variant;
-        if (c.dist == "torch") default_variant = torch_pypi_default_variant(k, rec.version);
+        if (c.dist == "torch") default_variant = torch_pypi_default_variant(k, rec);
         c.cuda = cuda_build_of(rec, default_variant);
         c.repo_priority = 200;
         // A plain torch wheel whose CUDA nobody recorded: do not guess what GPUs it runs on.
@@ -563,6 +564,12 @@ void SolvPool::add_candidates() {
             c.deps.push_back("fact\tunknown-build\ttorch " + rec.version);
         if (c.dist == "torch" && c.cuda)
             c.arch = knowledge::torch_arch_list(k, c.pep440_version->public_version().str(), c.cuda->variant, "pip");
+        // NVIDIA's nvcc wheel of CUDA 13 and later is a whole compiler: it provides the nvcc of
+        // its CUDA, as conda's cuda-nvcc does.
+        if (!knowledge::pypi_nvcc_home(c.dist, rec.version).empty()) {
+            if (auto gcc = knowledge::newest_gcc_major(k, major_minor(rec.version))) c.deps.push_back("hostcc\t" + std::to_string(*gcc));
+            nvcc_providers_.push_back(cands_.size());
+        }
         for (const auto& d : rec.depends) {
             try {
                 auto req = pep508::Requirement::parse(d);

@@ -302,8 +302,10 @@ struct Checker {
         const auto& k = kb;
         std::string dist = dist_of(r);
         std::string default_variant;
-        if (dist == "torch" && r.ecosystem == Ecosystem::pypi)
+        if (dist == "torch" && r.ecosystem == Ecosystem::pypi) {
             if (auto rel = knowledge::torch_release(k, r.version)) default_variant = rel->pypi_default;
+            if (default_variant.empty()) default_variant = cuda_variant_pinned_by(r.depends);
+        }
         auto cuda = cuda_build_of(r, default_variant);
         if (cuda && r.ecosystem != Ecosystem::source) {
             for (const auto& t : in.targets)

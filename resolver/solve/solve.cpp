@@ -585,6 +585,9 @@ static SolveOutcome solve_once(const SolveInput& input) {
                 if (c->record.name == "cuda-nvcc") {
                     lock.toolchain.nvcc = c->record.version;
                     lock.toolchain.nvcc_from = "conda:" + c->record.name;
+                } else if (c->kind == CandKind::pypi && ctx.cuda_extensions && !knowledge::pypi_nvcc_home(c->dist, c->record.version).empty()) {
+                    lock.toolchain.nvcc = c->record.version;
+                    lock.toolchain.nvcc_from = "pypi:" + c->dist;
                 }
                 if (c->compiler_major > 0 && c->kind == CandKind::conda && lock.toolchain.gcc_from.rfind("system:", 0) != 0) {
                     lock.toolchain.gcc = c->record.version;

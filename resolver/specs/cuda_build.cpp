@@ -1,5 +1,6 @@
 #include "resolver/specs/cuda_build.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <regex>
 #include <string_view>
@@ -146,6 +147,38 @@ std::optional<std::string> fills_cuda_placeholder(const CudaPlaceholder& p, cons
     if (!all_digits(rest) || rest.size() < 2 || rest.size() > 3 || rest.compare(0, p.digits.size(), p.digits) != 0)
         return std::nullopt;
     return cuda_runtime_of_variant("cu" + rest);
+}
+
+}  // namespace envlock
+
+namespace envlock {
+
+std::string cuda_variant_pinned_by(const std::vector<std::string>& requires_dist) {
+    // The runtime package of CUDA 11/12 (`nvidia-cuda-runtime-cu12`), of CUDA 13 (unsuffixed
+    // `nvidia-cuda-runtime`), or NVIDIA's meta-package (`cuda-toolkit[...]`, CUDA 13 torch), each
+    // pinned with ==; its first two numbers are the CUDA release.
+    for (const auto& line : requires_dist) {
+        std::string name;
+        size_t i = 0;
+        while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '-' || line[i] == '_' || line[i] == '.'))
+            name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(line[i++]))));
+        std::replace(name.begin(), name.end(), '_', '-');
+        if (name != "nvidia-cuda-runtime-cu11" && name != "nvidia-cuda-runtime-cu12" && name != "nvidia-cuda-runtime" &&
+            name != "cuda-toolkit")
+            continue;
+        auto eq = line.find("==", i);
+        if (eq == std::string::npos) continue;
+        size_t j = eq + 2;
+        while (j < line.size() && line[j] == ' ') ++j;
+        std::string major, minor;
+        while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) major.push_back(line[j++]);
+        if (j >= line.size() || line[j] != '.') continue;
+        ++j;
+        while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) minor.push_back(line[j++]);
+        if (major.empty() || minor.empty() || major.size() > 2 || minor.size() > 1) continue;
+        return variant_of_cuda_runtime(major + "." + minor);
+    }
+    return "";
 }
 
 }  // namespace envlock

@@ -4,6 +4,7 @@
 // py38_cu111), or an openmmlab find-links page (…/mmcv/dist/cu111/torch1.9.0/index.html).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "resolver/specs/record.hpp"
 
@@ -23,6 +24,11 @@ std::string variant_of_cuda_runtime(const std::string& runtime);
 // `pypi_default_variant` is what a plain PyPI torch wheel of that release was built with
 // ("cu102" for torch 1.9.1), from the knowledge base; "" when unknown or CPU.
 std::optional<CudaBuild> cuda_build_of(const IndexRecord& record, const std::string& pypi_default_variant = "");
+
+// The CUDA a plain PyPI torch wheel names in its own requirements ("cu128" for
+// `nvidia-cuda-runtime-cu12==12.8.90`, "cu132" for `cuda-toolkit[cudart,…]==13.2.2`): the wheel's
+// METADATA is the primary source where the knowledge base has no row. "" when it pins none.
+std::string cuda_variant_pinned_by(const std::vector<std::string>& requires_dist);
 
 // A PyPI project name that stands for a CUDA-variant choice, as install docs write one
 // ("spconv-cuxxx", "cumm-cu1xx", "cupy-cudaxxx"): the solver picks the concrete project

@@ -535,7 +535,21 @@ Spec without_lines(Spec spec) {
 
 bool venv_spec(const Spec& spec) {
     if (!spec.channels.empty()) return false;
-    if (std::any_of(spec.extensions.begin(), spec.extensions.end(), [](const SpecExtension& e) { return e.cuda; })) return false;
+    // CUDA extensions need an nvcc: conda's cuda-nvcc in a conda env, unless the spec takes its
+    // nvcc from PyPI (CUDA 13's `nvidia-cuda-nvcc`, alone or as `cuda-toolkit[nvcc]`).
+    auto pypi_nvcc = [](const SpecRequirement& r) {
+        if (r.ecosystem == "conda") return false;
+        try {
+            auto req = pep508::Requirement::parse(r.text);
+            return req.normalized_name == "nvidia-cuda-nvcc" ||
+                   (req.normalized_name == "cuda-toolkit" && std::find(req.extras.begin(), req.extras.end(), "nvcc") != req.extras.end());
+        } catch (const InputError&) {
+            return false;
+        }
+    };
+    if (std::any_of(spec.extensions.begin(), spec.extensions.end(), [](const SpecExtension& e) { return e.cuda; }) &&
+        std::none_of(spec.requirements.begin(), spec.requirements.end(), pypi_nvcc))
+        return false;
     return std::none_of(spec.requirements.begin(), spec.requirements.end(), [](const SpecRequirement& r) { return r.ecosystem == "conda"; });
 }
 
@@ -822,10 +836,12 @@ ResolveResult resolve_project(const ResolveOptions& o) {
 
     fetch::ClosureRequest request;
     request.sources.channels = spec.channels;
-    // Without channels, conda requirements come from conda-forge; CUDA extensions also need an
-    // nvcc and a host gcc, which nvidia's and conda-forge's channels carry, at lower priority.
+    // Without channels, conda requirements come from conda-forge; CUDA extensions of a conda
+    // env also need an nvcc and a host gcc, which nvidia's and conda-forge's channels carry, at
+    // lower priority. A venv takes its nvcc from the machine or from PyPI (CUDA 13's
+    // nvidia-cuda-nvcc wheel), never from a conda channel it cannot install.
     if (request.sources.channels.empty() && conda_wanted) request.sources.channels.push_back("conda-forge");
-    if (cuda_extensions)
+    if (cuda_extensions && !venv_spec(spec))
         for (const char* ch : {"nvidia", "conda-forge"})
             if (std::find(request.sources.channels.begin(), request.sources.channels.end(), ch) == request.sources.channels.end())
                 request.sources.channels.push_back(ch);
@@ -864,6 +880,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         }
         request.pypi_names.push_back(req.normalized_name);
         if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
+        for (const auto& e : req.extras) request.extras[req.normalized_name].insert(e);
     }
     // conda: what the spec names, Python, and the toolchain an extension build may take.
     request.conda_names = {"python", "cuda-nvcc", "gcc", "gxx", "gcc_linux-64", "gxx_linux-64", "gcc_linux-aarch64", "gxx_linux-aarch64"};

@@ -193,3 +193,14 @@ TEST_CASE("inspect cuda 13.4 says its driver is unknown (no source); inspect dri
     auto old = run_envlock({"inspect", "driver", "595.71.05"});
     CHECK_FALSE(contains(old.out, "CUDA 13.4:"));   // 13.3 is known and newer: no claim about 13.4
 }
+
+// Read from the wheels themselves (PyPI, 2026-11): the CUDA 13 `nvidia-cuda-nvcc` wheels hold a
+// whole nvcc under nvidia/cu13/bin; the cu11/cu12 ones hold only ptxas, so they are no nvcc.
+TEST_CASE("nvcc from PyPI: nvidia-cuda-nvcc 13.x holds a compiler, the -cu11/-cu12 wheels do not") {
+    CHECK(kb::pypi_nvcc_home("nvidia-cuda-nvcc", "13.2.86") == "nvidia/cu13");
+    CHECK(kb::pypi_nvcc_home("nvidia-cuda-nvcc", "13.0.48") == "nvidia/cu13");
+    CHECK(kb::pypi_nvcc_home("nvidia-cuda-nvcc-cu12", "12.8.93").empty());
+    CHECK(kb::pypi_nvcc_home("nvidia-cuda-nvcc-cu11", "11.8.89").empty());
+    CHECK(kb::pypi_nvcc_home("nvidia-cuda-nvcc", "12.9.86").empty());
+    CHECK(kb::pypi_nvcc_home("nvidia-cuda-nvrtc", "13.2.78").empty());
+}

@@ -16,6 +16,7 @@
 #include "resolver/specs/cuda_build.hpp"
 
 using envlock::CudaBuild;
+using envlock::cuda_variant_pinned_by;
 using envlock::Ecosystem;
 using envlock::IndexRecord;
 
@@ -125,4 +126,23 @@ TEST_CASE("openmmlab page paths: the matchers read every snapshot link as /(cu[0
         check_alike(r);
     }
     CHECK(links > 1000);
+}
+
+// A plain PyPI torch wheel names its CUDA in its own requirements (METADATA Requires-Dist lines
+// as the live index's wheels carry them): the primary source where the knowledge base has no row.
+TEST_CASE("the CUDA a plain torch wheel pins: nvidia-cuda-runtime-cuXX==, nvidia-cuda-runtime==, cuda-toolkit[...]==") {
+    // torch 2.9.1 (Linux x86_64 wheel's METADATA)
+    CHECK(cuda_variant_pinned_by({"filelock", "nvidia-cuda-nvrtc-cu12==12.8.93; platform_system == \"Linux\"",
+                                  "nvidia-cuda-runtime-cu12==12.8.90; platform_system == \"Linux\" and platform_machine == \"x86_64\""}) ==
+          "cu128");
+    // torch 2.15.0: CUDA 13 through NVIDIA's meta-package
+    CHECK(cuda_variant_pinned_by({"cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2; "
+                                  "platform_system == \"Linux\"",
+                                  "nvidia-cudnn-cu13==9.26.0.51; platform_system == \"Linux\""}) == "cu132");
+    CHECK(cuda_variant_pinned_by({"nvidia_cuda_runtime==13.0.96"}) == "cu130");
+    CHECK(cuda_variant_pinned_by({"nvidia-cuda-runtime-cu11==11.7.99"}) == "cu117");
+    // No pin, a range, or another NVIDIA library: nothing said.
+    CHECK(cuda_variant_pinned_by({"numpy", "nvidia-cudnn-cu12==8.9.2.26"}).empty());
+    CHECK(cuda_variant_pinned_by({"nvidia-cuda-runtime-cu12>=12.1"}).empty());
+    CHECK(cuda_variant_pinned_by({}).empty());
 }
