@@ -10,6 +10,7 @@
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/find_chars.hpp"
 #include "resolver/specs/pep508.hpp"
+#include "resolver/specs/utf8.hpp"
 #include "resolver/specs/wheel.hpp"
 
 namespace envlock::fetch {
@@ -397,7 +398,12 @@ IndexRecords parse_pypi_json(std::string_view json, std::string_view url, std::s
     return out;
 }
 
-CoreMetadata parse_core_metadata(std::string_view text) {
+CoreMetadata parse_core_metadata(std::string_view given) {
+    // Decoded as packaging does (a line that is not UTF-8 is Latin-1), so that what is taken
+    // from it can be written as JSON and YAML whatever the file's bytes.
+    std::string decoded;
+    if (utf8::invalid_at(given)) decoded = utf8::utf8_or_latin1(given);
+    std::string_view text = decoded.empty() ? given : std::string_view(decoded);
     CoreMetadata m;
     std::string name, value;
     auto flush = [&] {
