@@ -282,16 +282,22 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     };
 
     std::map<std::string, std::set<std::string>> required;   // project -> the specifiers asked of it
+    std::map<std::string, std::set<std::string>> extras_of;  // project -> the extras asked of it
     std::set<std::string> named;                               // the projects the spec names
     std::deque<std::string> queue;
     std::set<std::string> queued;
-    auto require = [&](const std::string& name, const std::string& spec) {
-        if (required[name].insert(spec).second && queued.insert(name).second) queue.push_back(name);
+    auto require = [&](const std::string& name, const std::string& spec, const std::vector<std::string>& extras = {}) {
+        bool more = required[name].insert(spec).second;
+        // A new extra turns on lines of the versions already read: the project is followed again.
+        for (const auto& e : extras) more = extras_of[name].insert(pep508::normalize_name(e)).second || more;
+        if (more && queued.insert(name).second) queue.push_back(name);
     };
     for (const auto& n : request.pypi_names) {
         std::string name = pep508::normalize_name(n);
         named.insert(name);
-        require(name, "");
+        std::vector<std::string> extras;
+        if (auto e = request.extras.find(name); e != request.extras.end()) extras.assign(e->second.begin(), e->second.end());
+        require(name, "", extras);
         if (auto c = request.constraints.find(name); c != request.constraints.end())
             for (const auto& text : c->second) require(name, text);
     }
@@ -392,10 +398,11 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
             }
         }
         // What the versions read need: requirements on other projects (those already met are
-        // met again, at no cost).
+        // met again, at no cost), with the lines the extras asked of the project turn on.
         for (const auto& name : wave) {
             ProjectRead& p = out.projects[name];
             ParsedVersions& versions_of = parsed_of[name];
+            const std::set<std::string> extras = extras_of[name];
             std::set<std::string_view> followed;   // one version's files share their Requires-Dist
             for (const auto& r : p.files) {
                 if (!r.depends_known) continue;
@@ -404,7 +411,8 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 for (const auto& d : r.depends) {
                     try {
                         auto req = pep508::Requirement::parse(d);
-                        if (req.applies(request.marker_env)) require(req.normalized_name, req.specifier.str());
+                        if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
+                            require(req.normalized_name, req.specifier.str(), req.extras);
                     } catch (const InputError&) {
                     }
                 }

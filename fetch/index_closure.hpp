@@ -25,6 +25,10 @@ struct ClosureRequest {
     // Version constraints the spec puts on a project (normalized name -> specifiers): every
     // version read satisfies all of them, as every version the solve may take does.
     std::map<std::string, std::vector<std::string>> constraints;
+    // Extras the spec asks of a project (normalized name -> normalized extras): the Requires-Dist
+    // lines they turn on (`extra == "…"`) are followed too, as are those of every extra a
+    // dependency line asks (jupyter-events needs jsonschema[format-nongpl], which needs fqdn).
+    std::map<std::string, std::set<std::string>> extras;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
     // The target's wheel tags, best first (wheel::compatible_tags): a version's metadata is read
     // from the wheel the target installs best (see metadata_source). Empty: the first wheel listed.

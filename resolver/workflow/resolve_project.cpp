@@ -866,6 +866,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         }
         request.pypi_names.push_back(req.normalized_name);
         if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
+        for (const auto& e : req.extras) request.extras[req.normalized_name].insert(pep508::normalize_name(e));
     }
     // conda: what the spec names, Python, and the toolchain an extension build may take.
     request.conda_names = {"python", "cuda-nvcc", "gcc", "gxx", "gcc_linux-64", "gxx_linux-64", "gcc_linux-aarch64", "gxx_linux-aarch64"};
@@ -936,6 +937,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
                 if (!req.applies(request.marker_env)) continue;
                 request.pypi_names.push_back(req.normalized_name);
                 if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
+                for (const auto& e : req.extras) request.extras[req.normalized_name].insert(pep508::normalize_name(e));
             } catch (const InputError&) {
             }
         }
