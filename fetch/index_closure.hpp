@@ -82,6 +82,9 @@ struct IndexClosure {
     std::map<std::string, ProjectRead> projects;
     std::map<std::string, IndexRecords> find_links_left;   // find-links records of projects not reached yet
     std::vector<std::string> read_notes;   // what reading metadata said (whole files downloaded), every round
+    // Versions read that no solution can take, by their own metadata (normalized name -> versions):
+    // windows count past them. Kept across rounds.
+    std::map<std::string, std::set<std::string>> ruled_out;
     std::size_t pages_read = 0;            // PyPI project pages fetched
     std::size_t metadata_read = 0;         // versions whose metadata was read
 };

@@ -1019,10 +1019,14 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         in.unread = std::move(closure.unread);
         outcome = solve(in);
         if (outcome.widen.empty()) break;
+        std::string widened;
         for (const auto& [name, specifier] : outcome.widen) {
             auto& w = request.windows[fetch::requirement_key(name, specifier)];
             w = (w ? w : request.initial_window) * 2;
+            widened += std::string(widened.empty() ? "" : ", ") + name + (specifier.empty() ? "" : " " + specifier) + " (newest " +
+                       std::to_string(w) + ")";
         }
+        result.rounds.push_back("round " + std::to_string(round) + " reached versions not read; reading further: " + widened);
         std::size_t before = closure.metadata_read + closure.pages_read;
         fetch::read_more_pypi(request, closure, ctx);
         // Windows that reach nothing more (a requirement the closure's Python does not follow):
