@@ -1,6 +1,7 @@
 // `envlock resolve`, `check` and `why` end to end over the demo mirror behind a local server:
 // the acceptance scenarios of the solve issue and the recipe of the inference issue.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/unit/resolve/resolve_fixture.hpp"
 
@@ -244,6 +245,44 @@ TEST_CASE("why names the spec line, the machine facts and the advisory behind a 
     CHECK(yapf.out.find("yapf 0.40.2") != std::string::npos);
     auto missing = run_envlock({"why", "tensorflow", (r.dir / "envlock.yaml").string()});
     CHECK(missing.exit_code == 1);
+}
+
+// Every key of a JSON document, with where it is ("why.ruled-out[0].id").
+static void keys_of(const nlohmann::json& j, const std::string& at, std::vector<std::string>& out) {
+    if (j.is_object())
+        for (const auto& [k, v] : j.items()) {
+            out.push_back(at + "." + k);
+            keys_of(v, at + "." + k, out);
+        }
+    else if (j.is_array())
+        for (size_t i = 0; i < j.size(); ++i) keys_of(j[i], at + "[" + std::to_string(i) + "]", out);
+}
+
+TEST_CASE("every --json output spells its keys as the lock does, kebab-case (why, index list, inspect) (#30)") {
+    auto r = resolve_bevformer("jsonkeys", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
+    REQUIRE_MESSAGE(r.run.exit_code == 0, r.run.err);
+    auto flags = mirror_flags(r.dir / "cache");
+    std::vector<std::vector<std::string>> commands = {
+        {"why", "torch", (r.dir / "envlock.yaml").string(), "--json"},
+        {"inspect", "gpu", "H100", "--json"},
+        {"inspect", "driver", "535.104.05", "--json"},
+        {"inspect", "cuda", "11.1", "--json"},
+        {"inspect", "torch", "1.9.1", "--json"},
+        {"inspect", "wheel", "torch-1.9.1%2Bcu111-cp38-cp38-linux_x86_64.whl", "--python", "3.8"},
+        {"inspect", "requirement", "mmcv-full[all]>=1.3; python_version<'3.9'", "--python", "3.8"},
+    };
+    std::vector<std::string> list{"index", "list", "numpy", "--json"};
+    list.insert(list.end(), flags.begin(), flags.end());
+    commands.push_back(list);
+    for (const auto& args : commands) {
+        auto out = run_envlock(args);
+        CAPTURE(args[0] + " " + args[1]);
+        REQUIRE_MESSAGE(out.exit_code == 0, out.err);
+        std::vector<std::string> keys;
+        keys_of(nlohmann::json::parse(out.out), args[0] + " " + args[1], keys);
+        CHECK(keys.size() > 3);
+        for (const auto& k : keys) CHECK_MESSAGE(k.substr(k.rfind('.') + 1).find('_') == std::string::npos, k);
+    }
 }
 
 TEST_CASE("a malformed spec is refused with its file and line, and nothing is written") {
