@@ -89,6 +89,13 @@ void run_list(const IndexListOptions& o, const Output& out, int& exit_code) {
     // Like `pip index versions`: PyPI unless told otherwise.
     if (sources.channels.empty() && sources.index_urls.empty() && sources.find_links.empty())
         sources.index_urls.push_back("https://pypi.org/simple");
+    // An index's credentials go to its files and metadata on the same host too.
+    {
+        std::vector<std::string> urls = sources.index_urls;
+        urls.insert(urls.end(), sources.find_links.begin(), sources.find_links.end());
+        urls.insert(urls.end(), sources.channels.begin(), sources.channels.end());
+        for (auto& c : fetch::credentials_of(urls)) ctx.transport.credentials.push_back(std::move(c));
+    }
 
     // A cold fetch of a big channel takes seconds: the same progress line as resolve's.
     Progress progress(out);

@@ -12,7 +12,10 @@ std::vector<Downloaded> download_artifacts(const std::vector<Artifact>& artifact
         throw EnvironmentError(msg);
     }
     std::vector<Request> requests;
-    for (const auto& a : artifacts) requests.push_back({ctx.mirrors.apply(a.url), {}, a.dest, a.sha256, a.md5});
+    for (const auto& a : artifacts) {
+        requests.push_back({ctx.mirrors.apply(a.url), {}, a.dest, a.sha256, a.md5});
+        requests.back().expected_size = a.size;
+    }
     auto responses = perform(requests, ctx.transport);
     std::vector<Downloaded> out;
     std::vector<std::string> failures;

@@ -15,6 +15,7 @@ struct Artifact {
     std::string dest;     // final path
     std::string sha256;   // expected, lowercase hex; "" skips the check (and is reported back)
     std::string md5;      // expected, lowercase hex; checked only when there is no sha256
+    std::uint64_t size = 0;   // expected, from the lock (0: unknown): the transfer's deadline and its bound
 };
 
 struct Downloaded {

@@ -80,6 +80,16 @@ bool holds_form(std::string_view html) {
     return false;
 }
 
+// An anchor (<a ...>) anywhere in the page: what a simple index's project page is made of.
+bool holds_link(std::string_view html) {
+    for (std::size_t at = html.find('<'); at != std::string_view::npos; at = html.find('<', at + 1)) {
+        if (at + 2 < html.size() && (html[at + 1] | 0x20) == 'a' &&
+            (html[at + 2] == ' ' || html[at + 2] == '\t' || html[at + 2] == '\n' || html[at + 2] == '\r' || html[at + 2] == '>'))
+            return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 std::string body_mismatch(BodyKind expect, std::string_view body) {
@@ -87,8 +97,17 @@ std::string body_mismatch(BodyKind expect, std::string_view body) {
     auto start = body.find_first_not_of(" \t\r\n");
     std::string_view head = start == std::string_view::npos ? std::string_view() : body.substr(start, 64);
     if (expect == BodyKind::simple_page) {
-        if (!head.empty() && head.front() == '{') return "";
-        if (!head.empty() && head.front() == '<') return holds_form(body) ? "a page with a form (a login page?)" : "";
+        // PEP 691: an object with "meta" (api-version) and "files"; an error object is neither.
+        if (!head.empty() && head.front() == '{')
+            return body.find("\"files\"") != std::string_view::npos || body.find("\"meta\"") != std::string_view::npos
+                       ? ""
+                       : "JSON that is no project page (no \"files\", no \"meta\")";
+        // PEP 503: links, or at least the repository-version meta an empty project's page has.
+        if (!head.empty() && head.front() == '<') {
+            if (holds_form(body)) return "a page with a form (a login page?)";
+            if (holds_link(body) || body.find("pypi:repository-version") != std::string_view::npos) return "";
+            return "an HTML page with no links and no pypi:repository-version (an error page?)";
+        }
     } else if (expect == BodyKind::zstd) {
         // RFC 8878 3.1.1: every zstd frame starts with the magic number 0xFD2FB528, little-endian.
         if (body.size() >= 4 && body.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4)) return "";

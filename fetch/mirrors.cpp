@@ -6,19 +6,33 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "fetch/url.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::fetch {
 
 std::string Mirrors::apply(std::string_view url) const {
+    if (rules.empty()) return std::string(url);
+    // Rules match the URL without its userinfo ("https://user:token@host/simple" is the same
+    // index as "https://host/simple"), and the URL's credentials stay behind: a mirror gets
+    // only what its rule's TO carries (or what the transport sends to the mirror's own host).
+    std::string bare;
+    std::string_view match = url;
+    if (url.find('@') != std::string_view::npos) match = bare = strip_userinfo(url);
     const MirrorRule* best = nullptr;
+    std::size_t best_length = 0;
     for (const auto& rule : rules) {
         if (best && rule.origin != best->origin) break;
-        if (url.substr(0, rule.from.size()) == rule.from && (!best || rule.from.size() > best->from.size()))
+        std::string from_bare;
+        std::string_view from = rule.from;
+        if (from.find('@') != std::string_view::npos) from = from_bare = strip_userinfo(from);
+        if (match.substr(0, from.size()) == from && (!best || from.size() > best_length)) {
             best = &rule;
+            best_length = from.size();
+        }
     }
     if (!best) return std::string(url);
-    return best->to + std::string(url.substr(best->from.size()));
+    return best->to + std::string(match.substr(best_length));
 }
 
 MirrorRule parse_mirror_rule(std::string_view text, std::string_view origin) {

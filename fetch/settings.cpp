@@ -68,6 +68,8 @@ FetchContext load_fetch_context(const CommandLineSettings& cli, const fs::path& 
             number("connect-timeout", ctx.transport.connect_timeout_s);
             number("low-speed-limit", ctx.transport.low_speed_limit);
             number("low-speed-time", ctx.transport.low_speed_time_s);
+            number("min-rate", ctx.transport.min_rate);
+            number("transfer-grace", ctx.transport.grace_s);
         }
     }
 
@@ -91,6 +93,12 @@ FetchContext load_fetch_context(const CommandLineSettings& cli, const fs::path& 
     }
     for (auto& r : config_rules) ctx.mirrors.rules.push_back(std::move(r));
     check_unique_prefixes(ctx.mirrors.rules);
+    // A rule whose TO carries credentials says they go to the mirror: to every request there.
+    {
+        std::vector<std::string> targets;
+        for (const auto& r : ctx.mirrors.rules) targets.push_back(r.to);
+        ctx.transport.credentials = credentials_of(targets);
+    }
 
     if (cli.jobs) {
         if (*cli.jobs < 1) throw InputError("--jobs must be at least 1");

@@ -15,6 +15,8 @@
 //   connect-timeout: 30           # seconds
 //   low-speed-limit: 1024         # bytes/s ...
 //   low-speed-time: 30            # ... for this many seconds aborts a transfer (and retries it)
+//   min-rate: 10240               # bytes/s a whole transfer, resumes and retries included, must
+//   transfer-grace: 60            # average after this many seconds (0: no such deadline)
 #include <filesystem>
 #include <memory>
 #include <optional>

@@ -129,6 +129,20 @@ struct Transfer {
     int failures = 0;
     Clock::time_point ready_at{};
     bool done = false;
+    // The whole transfer's clock: set when it first starts, kept across resumes and retries.
+    Clock::time_point started{};
+    bool past_deadline = false;    // this attempt was stopped by the deadline
+    bool oversized = false;        // the server announced more than the request expects
+    std::uint64_t announced = 0;   // this attempt's Content-Length plus its resume point (0: not said)
+    int restarts = 0;              // resumes answered with the whole file (Range ignored): fetched again from byte 0
+
+    // When the transfer is given up as too slow (see TransportOptions::min_rate); max() for never.
+    Clock::time_point deadline() const {
+        if (options->min_rate == 0 || started == Clock::time_point{}) return Clock::time_point::max();
+        const std::uint64_t size = std::max({request->expected_size, held, best});
+        const double seconds = double(options->grace_s) + double(size) / double(options->min_rate);
+        return started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    }
 
     void reset_body() {
         held = 0;
@@ -198,10 +212,31 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             t->range_refused = true;
             return 0;   // the whole file is coming: not read here (see Request::range)
         }
-        // Asked to resume but got the whole body again: start over.
-        if (t->resume_from > 0 && code != 206) t->reset_body();
+        // Asked to resume but got the whole body again (a server or proxy that ignores Range):
+        // start over from byte 0 on this answer.
+        if (t->resume_from > 0 && code != 206) {
+            t->reset_body();
+            t->resume_from = 0;
+            ++t->restarts;
+        }
         // A 264 MB repodata body grown by doubling is copied about 30 times over.
         curl_off_t length = -1;
+        // An announced length past what the body may be is refused before a byte is kept: an
+        // artifact longer than its lock says can never match its hash, and a page longer than
+        // the body limit is no index (a server that declares 10^12 bytes and sends a few per
+        // connection would otherwise be resumed for ever). A decoded body's length is unknown.
+        if (!t->encoded && curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0) {
+            const std::uint64_t announced = t->held + static_cast<std::uint64_t>(length);
+            t->announced = announced;
+            if (t->request->expected_size > 0 && announced > t->request->expected_size) {
+                t->oversized = true;
+                return 0;
+            }
+            if (!t->file && announced > t->options->max_body_bytes) {
+                t->too_large = true;
+                return 0;
+            }
+        }
         if (!t->file && curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0)
             t->response->body.reserve(t->response->body.size() + static_cast<size_t>(length) + 64);
         if (t->file && curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0)
@@ -232,6 +267,24 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     return bytes;
 }
 
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* t = static_cast<Transfer*>(user);
+    if (Clock::now() < t->deadline()) return 0;
+    t->past_deadline = true;
+    return 1;   // aborts the attempt (CURLE_ABORTED_BY_CALLBACK)
+}
+
+// "too slow: 1,200 of 64,000 bytes in 61 s ...": what the deadline rule says of a transfer.
+std::string too_slow(const Transfer& t) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - t.started).count();
+    std::string got = std::to_string(std::max(t.held, t.best));
+    if (t.request->expected_size > 0) got += " of " + std::to_string(t.request->expected_size);
+    got += " bytes";
+    return "too slow: " + got + " in " + std::to_string(seconds) + " s, resumes included, below the minimum of " +
+           std::to_string(t.options->min_rate) + " bytes/s after " + std::to_string(t.options->grace_s) +
+           " s (the min-rate and transfer-grace settings)";
+}
+
 void configure(Transfer& t, const std::string& ca) {
     CURL* e = t.easy;
     curl_easy_reset(e);
@@ -252,6 +305,16 @@ void configure(Transfer& t, const std::string& ca) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!ca.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, ca.c_str());
+    if (!t.options->credentials.empty()) {
+        const UrlAuthority a = url_authority(t.request->url);
+        if (a.userinfo.empty() && !a.origin.empty())
+            for (const auto& c : t.options->credentials)
+                if (c.origin == a.origin) {
+                    curl_easy_setopt(e, CURLOPT_USERNAME, c.user.c_str());
+                    curl_easy_setopt(e, CURLOPT_PASSWORD, c.password.c_str());
+                    break;
+                }
+    }
     curl_easy_setopt(e, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
     // $NETRC names another netrc file, as pip's lookup (through requests) honours it.
     if (const char* netrc = std::getenv("NETRC"); netrc && *netrc) curl_easy_setopt(e, CURLOPT_NETRC_FILE, netrc);
@@ -269,14 +332,31 @@ void configure(Transfer& t, const std::string& ca) {
     for (const auto& [k, v] : t.request->headers) t.header_list = curl_slist_append(t.header_list, (k + ": " + v).c_str());
     if (!t.request->range.empty()) t.header_list = curl_slist_append(t.header_list, ("Range: " + t.request->range).c_str());
     if (t.header_list) curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.header_list);
-    if (t.resume_from > 0) curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(t.resume_from));
+    // A resume asks for the rest with Range, and an answer with the whole file (200) is read
+    // from byte 0 (on_body); CURLOPT_RESUME_FROM would fail that answer ("Cannot resume").
+    const std::string rest = std::to_string(t.resume_from) + "-";
+    if (t.resume_from > 0) curl_easy_setopt(e, CURLOPT_RANGE, rest.c_str());   // libcurl copies it
+    // The deadline is checked while bytes flow (or do not): libcurl calls this about once a second.
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    if (t.started == Clock::time_point{}) t.started = Clock::now();
     t.errbuf[0] = '\0';
     t.body_started = false;
+    t.past_deadline = false;
+    t.announced = 0;
 }
 
 std::string describe(CURLcode code, const char* errbuf) {
     std::string msg = errbuf && *errbuf ? errbuf : curl_easy_strerror(code);
     return msg;
+}
+
+// What a failure message adds when resumes were answered with the whole file.
+std::string restart_note(const Transfer& t) {
+    if (t.restarts == 0) return "";
+    return "; the server refused range requests " + std::to_string(t.restarts) +
+           (t.restarts == 1 ? " time" : " times") + " (answered a resume with the whole file), so the transfer restarted from byte 0";
 }
 
 // Decides what happens after one attempt. Returns true when the transfer is finished.
@@ -314,6 +394,13 @@ bool finish_attempt(Transfer& t, CURLcode code) {
     } else if (t.cancelled) {
         r.error = "cancelled: " + shown;
         return true;
+    } else if (t.past_deadline) {
+        r.error = "cannot fetch " + shown + ": " + too_slow(t) + restart_note(t);
+        return true;
+    } else if (t.oversized) {
+        r.error = "cannot fetch " + shown + ": the server announces " + std::to_string(t.announced) +
+                  " bytes where " + std::to_string(t.request->expected_size) + " are expected (the size the lock records)";
+        return true;
     } else if (t.too_large) {
         r.error = "cannot fetch " + shown + ": the answer is larger than " +
                   std::to_string(t.options->max_body_bytes >> 20) +
@@ -325,12 +412,19 @@ bool finish_attempt(Transfer& t, CURLcode code) {
     } else if (!retryable(code)) {
         r.error = "cannot fetch " + shown + ": " + describe(code, t.errbuf);
         return true;
+    } else if (code == CURLE_PARTIAL_FILE) {
+        failure = "truncated: the answer ended after " + std::to_string(t.held - std::min(t.held, t.resume_from)) + " of its " +
+                  (t.announced > t.resume_from ? std::to_string(t.announced - t.resume_from) + " bytes" : "bytes") +
+                  (t.resume_from > 0 ? " (a resume from byte " + std::to_string(t.resume_from) + ")" : "");
+    } else if (code == CURLE_OPERATION_TIMEDOUT) {
+        failure = t.body_started || t.held > 0
+                      ? "too slow: less than " + std::to_string(t.options->low_speed_limit) + " bytes/s for " +
+                            std::to_string(t.options->low_speed_time_s) + " s (the low-speed-limit and low-speed-time settings)"
+                      : describe(code, t.errbuf) + " (no answer within " + std::to_string(t.options->connect_timeout_s) +
+                            " s to connect, or less than " + std::to_string(t.options->low_speed_limit) + " bytes/s for " +
+                            std::to_string(t.options->low_speed_time_s) + " s)";
     } else {
         failure = describe(code, t.errbuf);
-        if (code == CURLE_OPERATION_TIMEDOUT)
-            failure += " (slower than " + std::to_string(t.options->low_speed_limit) + " bytes/s for " +
-                       std::to_string(t.options->low_speed_time_s) + " s, or no connection within " +
-                       std::to_string(t.options->connect_timeout_s) + " s)";
     }
 
     bool progressed = t.held > t.best;
@@ -338,7 +432,7 @@ bool finish_attempt(Transfer& t, CURLcode code) {
     if (!progressed) t.failures++;
     if (t.failures > t.options->retries) {
         r.error = "cannot fetch " + shown + ": " + failure + " (gave up after " + std::to_string(r.attempts) +
-                  (r.attempts == 1 ? " attempt)" : " attempts)");
+                  (r.attempts == 1 ? " attempt)" : " attempts)") + restart_note(t);
         if (code == CURLE_OK) r.status = status;
         return true;
     }
@@ -350,8 +444,18 @@ bool finish_attempt(Transfer& t, CURLcode code) {
         t.resume_from = 0;
     }
     long wait_ms = progressed ? 0 : t.options->backoff_ms << std::min(t.failures - 1, 16);
-    if (t.retry_after_s >= 0) wait_ms = std::min(t.retry_after_s, t.options->max_retry_after_s) * 1000;
+    if (t.retry_after_s >= 0) {
+        wait_ms = std::min(t.retry_after_s, t.options->max_retry_after_s) * 1000;
+        // A wait the server asked for (429/503) is not slowness: the deadline moves with it.
+        t.started += std::chrono::milliseconds(wait_ms);
+    }
     t.ready_at = Clock::now() + std::chrono::milliseconds(wait_ms);
+    // A retry that could only start past the deadline is not made (the waits count too).
+    if (t.ready_at >= t.deadline()) {
+        r.error = "cannot fetch " + shown + ": " + too_slow(t) + "; the last attempt: " + failure + restart_note(t);
+        if (code == CURLE_OK) r.status = status;
+        return true;
+    }
     r.status = 0;
     return false;
 }
@@ -552,6 +656,19 @@ bool read_local(Transfer& t) {
 }  // namespace
 
 std::shared_ptr<ConnectionPool> make_connection_pool() { return std::make_shared<ConnectionPool>(); }
+
+std::vector<OriginCredentials> credentials_of(const std::vector<std::string>& urls) {
+    std::vector<OriginCredentials> out;
+    for (const auto& url : urls) {
+        UrlAuthority a = url_authority(url);
+        if (a.origin.empty() || a.userinfo.empty()) continue;
+        if (std::any_of(out.begin(), out.end(), [&](const OriginCredentials& c) { return c.origin == a.origin; })) continue;
+        auto colon = a.userinfo.find(':');
+        out.push_back({a.origin, percent_decode(a.userinfo.substr(0, colon)),
+                       colon == std::string::npos ? "" : percent_decode(a.userinfo.substr(colon + 1))});
+    }
+    return out;
+}
 
 std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options) {
     if (requests.empty()) return {};   // and libcurl stays unloaded

@@ -34,11 +34,31 @@ struct FetchTally {
     std::atomic<std::uint64_t> whole_files{0};      // of them, read by downloading the whole file
 };
 
+// The credentials of an index (from its URL's userinfo), for every request to the same
+// scheme, host and port: its files and metadata too, whose URLs a page gives without them
+// (as pip and uv send an index's credentials to its host). Never to another origin: libcurl
+// drops them on a redirect elsewhere.
+struct OriginCredentials {
+    std::string origin;     // url_authority(url).origin: "https://host:443"
+    std::string user, password;   // percent-decoded
+};
+
+// One entry per distinct origin among `urls` whose URL carries userinfo (the first wins).
+std::vector<OriginCredentials> credentials_of(const std::vector<std::string>& urls);
+
 struct TransportOptions {
     int jobs = 8;                    // transfers in flight at once
     long connect_timeout_s = 30;
     long low_speed_limit = 1024;     // bytes/s; slower than this for low_speed_time_s aborts (and retries)
     long low_speed_time_s = 30;
+    // A whole transfer, its resumes, restarts and waits included, must keep up an average of
+    // min_rate bytes/s once grace_s have passed: it is given up ("too slow") at
+    //   start + grace_s + size / min_rate,
+    // size being what the request expects (an artifact's size in the lock), else the bytes
+    // received so far. A server that drips, or answers each resume with a few bytes, ends
+    // there instead of being resumed for ever. 0 turns the rule off.
+    std::uint64_t min_rate = 10 * 1024;
+    long grace_s = 60;
     int retries = 4;                 // attempts after the first (an attempt that made progress is free)
     long backoff_ms = 500;           // wait before the first retry; doubles each time
     long max_retry_after_s = 60;     // a longer Retry-After is capped to this
@@ -47,6 +67,9 @@ struct TransportOptions {
     // repodata.json is a few hundred MB.
     std::uint64_t max_body_bytes = std::uint64_t(1) << 30;
     std::string ca_bundle;           // "" -> SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, system store
+    // Sent with a request whose URL has no userinfo of its own, when its origin matches (before
+    // ~/.netrc, which libcurl reads only when no credentials are given).
+    std::vector<OriginCredentials> credentials;
     std::shared_ptr<ConnectionPool> pool;   // null: each perform() connects afresh
     std::shared_ptr<FetchTally> tally;      // null: nothing counted
     // fsync each file streamed to `dest` before its rename. A caller that re-verifies kept
@@ -71,6 +94,9 @@ struct Request {
     // content encoding and never resumed. A server that answers 200 (it ignores ranges) is not
     // read: the transfer stops at the headers and the answer says range_refused.
     std::string range;
+    // The size the body must have (an artifact's, from the lock; 0: unknown): the transfer's
+    // deadline is reckoned from it, and a server that announces more is refused at once.
+    std::uint64_t expected_size = 0;
 };
 
 struct Response {

@@ -1,5 +1,7 @@
 #include "fetch/url.hpp"
 
+#include <cctype>
+
 #include <array>
 #include <memory>
 #include <optional>
@@ -121,6 +123,35 @@ std::string url_join(std::string_view base, std::string_view href) {
 std::string redact_url(std::string_view url) { return redact_url_credentials(url); }
 
 std::string strip_userinfo(std::string_view url) { return strip_url_credentials(url); }
+
+UrlAuthority url_authority(std::string_view url) {
+    auto lower = [](std::string_view s) {
+        std::string out(s);
+        for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return out;
+    };
+    auto sep = url.find("://");
+    if (sep == std::string_view::npos) return {};
+    const std::string scheme = lower(url.substr(0, sep));
+    if (scheme != "http" && scheme != "https") return {};
+    std::string_view authority = url.substr(sep + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    UrlAuthority out;
+    if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+        out.userinfo = std::string(authority.substr(0, at));
+        authority.remove_prefix(at + 1);
+    }
+    // "[::1]:8080" or "host:8080"; the port is after the last ':' outside brackets.
+    std::string_view host = authority, port;
+    auto colon = authority.rfind(':');
+    if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+        host = authority.substr(0, colon);
+        port = authority.substr(colon + 1);
+    }
+    if (host.empty()) return {};
+    out.origin = scheme + "://" + lower(host) + ":" + (port.empty() ? (scheme == "https" ? "443" : "80") : std::string(port));
+    return out;
+}
 
 std::string_view strip_fragment(std::string_view url, std::string_view* fragment) {
     auto hash = url.find('#');

@@ -18,6 +18,15 @@ std::string redact_url(std::string_view url);
 // ever holds a credential; downloads get theirs back from ~/.netrc or a mirror rule.
 std::string strip_userinfo(std::string_view url);
 
+// The parts of an http(s) URL that decide where its credentials may go: "https://u:p@Host/x"
+// -> origin "https://host:443" (scheme and host lower case, the default port written out),
+// userinfo "u:p" (as written, percent-encoded). Origin "" for any other URL.
+struct UrlAuthority {
+    std::string origin;
+    std::string userinfo;
+};
+UrlAuthority url_authority(std::string_view url);
+
 // Splits "u#frag" into "u" and "frag" (fragment "" when there is none).
 std::string_view strip_fragment(std::string_view url, std::string_view* fragment = nullptr);
 

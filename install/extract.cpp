@@ -105,6 +105,9 @@ la_ssize_t read_from_outer(struct archive*, void* client, const void** buffer) {
     return static_cast<la_ssize_t>(size);
 }
 
+constexpr std::size_t kMaxComponent = 255;     // NAME_MAX of ext4, xfs, btrfs, tmpfs
+constexpr std::size_t kMaxMemberPath = 2048;   // half of PATH_MAX (4096): the rest is the prefix's
+
 class Extractor {
 public:
     Extractor(std::string archive_name, fs::path dest, std::uint64_t max_total, std::uint64_t max_members)
@@ -139,6 +142,7 @@ private:
         const char* raw = archive_entry_pathname(e);
         std::string shown = raw ? raw : "";
         if (++count_ > max_members_) refuse(shown, "more than " + std::to_string(max_members_) + " members");
+        if (auto why = path_too_long(shown, name_); !why.empty()) throw InputError(why);
         std::string why;
         auto parts = components(shown, why);
         if (!why.empty()) refuse(shown, why);
@@ -407,6 +411,22 @@ std::optional<std::string> read_archive_member(const fs::path& archive, std::str
     }
     if (rc != ARCHIVE_EOF) throw InputError("damaged archive " + archive.filename().string() + ": " + la_error(a.get()));
     return std::nullopt;
+}
+
+std::string path_too_long(std::string_view member, std::string_view archive) {
+    std::size_t longest = 0;
+    for (std::size_t start = 0; start <= member.size();) {
+        std::size_t end = member.find('/', start);
+        if (end == std::string_view::npos) end = member.size();
+        longest = std::max(longest, end - start);
+        start = end + 1;
+    }
+    if (member.size() <= kMaxMemberPath && longest <= kMaxComponent) return "";
+    // The start of it only: a 6,000-byte name would bury the message.
+    const std::string start(member.substr(0, 60));
+    return "unsafe archive: path too long (" + std::to_string(member.size()) + " bytes" +
+           (longest > kMaxComponent ? ", one name of " + std::to_string(longest) : std::string()) + ") in " + std::string(archive) +
+           ": " + start + "...";
 }
 
 }  // namespace envlock::install

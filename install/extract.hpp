@@ -28,6 +28,7 @@ struct ExtractedMember {
 
 // Extracts every member of `archive` into `dest` (created; must be absent or empty).
 // Refused with InputError "unsafe archive <file>: member <m>: <why>", `dest` removed: absolute
+// paths, paths too long (path_too_long),
 // paths, ".." components, backslashes, device/FIFO/socket members, symlinks that resolve
 // outside `dest`, members below a symlink member, hardlinks to anything but an earlier regular
 // member, duplicate members, more bytes than a member declares, more than the limits.
@@ -39,6 +40,12 @@ std::vector<ExtractedMember> extract_archive(const std::filesystem::path& archiv
 // info-*.tar.zst and pkg-*.tar.zst, both rooted at `dest`).
 std::vector<ExtractedMember> extract_conda_package(const std::filesystem::path& archive,
                                                    const std::filesystem::path& dest, const ExtractLimits& limits = {});
+
+// A member path longer than a file system takes (a component past NAME_MAX, 255 bytes, or a
+// whole path past 2048 bytes, half of Linux's PATH_MAX, the rest left to the prefix): the
+// refusal "unsafe archive: path too long (N bytes) in <archive>" with the path's start only.
+// "" when the path is fine. Extraction and the wheel installer both ask it first.
+std::string path_too_long(std::string_view member, std::string_view archive);
 
 // One member's bytes, without extracting anything; nullopt when there is no such member.
 // InputError when the member is larger than max_bytes or the archive is damaged.

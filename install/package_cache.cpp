@@ -94,7 +94,7 @@ void fill(const std::vector<CacheEntry>& all, const std::vector<size_t>& mine, c
             have = false;
         }
         if (!have) {
-            downloads.push_back({e.url, e.archive().string(), e.sha256, e.md5});
+            downloads.push_back({e.url, e.archive().string(), e.sha256, e.md5, e.size});
             download_of.push_back(i);
         } else if (progress) {
             progress({i, e.size, e.size, true, true});

@@ -179,6 +179,21 @@ void swap_in(const StagePaths& p) {
     if (p.helpers != p.prefix.parent_path()) fsync_dir(p.helpers);
 }
 
+// The atomic writer's temp files of the journal ("..<name>.envlock-journal.tmp-XXXXXX", from
+// mkstemp) that a kill -9 between write and rename left in the helper folder. Only an envlock
+// holding the prefix lock writes this journal, and the caller holds it: none is in use.
+static void remove_journal_temps(const StagePaths& p) {
+    const std::string stem = "." + p.journal.filename().string() + ".tmp-";
+    std::error_code ec;
+    for (fs::directory_iterator it(p.journal.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() == stem.size() + 6 && name.compare(0, stem.size(), stem) == 0) {
+            std::error_code gone;
+            fs::remove(it->path(), gone);
+        }
+    }
+}
+
 std::string recover(const StagePaths& p) {
     std::error_code ec;
     std::string said;
@@ -208,6 +223,7 @@ std::string recover(const StagePaths& p) {
     remove_tree_quietly(p.scratch);
     if (fs::exists(p.prefix, ec)) remove_tree_quietly(p.old);
     fs::remove(p.journal, ec);
+    remove_journal_temps(p);
     if (!said.empty()) {
         fsync_dir(p.prefix.parent_path());
         if (p.helpers != p.prefix.parent_path()) fsync_dir(p.helpers);

@@ -193,6 +193,76 @@ std::optional<std::set<std::string>> wheel_roots(const CacheEntry& e) {
     return out;
 }
 
+// A wheel (or a source built into one) never replaces a file of a conda package or of the
+// venv: `<name>.data/data/bin/python` would otherwise swap the environment's interpreter, and
+// pip would not know the file is not its own. Between two wheels the later one wins, as pip's
+// installs in a row do; between two conda packages likewise (conda's clobber warning).
+bool overwrite_refused(const InstalledPackage& writer, const InstalledPackage& owner) {
+    const bool wheel = writer.kind == "pypi" || writer.kind == "source";
+    return wheel && (owner.kind == "conda" || owner.kind == "venv");
+}
+
+std::string describe_installed(const InstalledPackage& p, const std::unordered_map<std::string, const LockedPackage*>& locked,
+                               const std::string& lock_file) {
+    if (p.kind == "venv") return "the venv";
+    const std::string kind = p.kind == "conda" ? "the conda package " : p.kind == "pypi" ? "the wheel " : "the source ";
+    auto it = locked.find(p.id);
+    return kind + (it == locked.end() ? p.name + " " + p.version : lock_entry_where(lock_file, *it->second));
+}
+
+std::string clobber_refusal(const InstalledPackage& writer, const InstalledPackage& owner, const std::string& path,
+                            const std::unordered_map<std::string, const LockedPackage*>& locked, const std::string& lock_file) {
+    return "refused: " + describe_installed(writer, locked, lock_file) + " would overwrite " + path + ", which " +
+           describe_installed(owner, locked, lock_file) +
+           " installed; a wheel never replaces another package's file (a hostile or broken wheel?)";
+}
+
+std::unordered_map<std::string, const LockedPackage*> locked_ids(const Lock& lock) {
+    std::unordered_map<std::string, const LockedPackage*> out;
+    for (const auto& p : lock.packages) out[package_id(p)] = &p;
+    return out;
+}
+
+// The no-op check compares owners, not only the package list. Packages are recorded in the
+// order they were installed, so the last one listing a path wrote it. A file a kept package
+// lists that a package going away wrote last (it overwrote it) is damage: the kept package's
+// bytes come back, as --repair would restore them. A kept wheel that wrote last over a conda
+// package's or the venv's file (a prefix made before such installs were refused) is refused.
+// Returns the damage, indexed as plan.keep.
+std::vector<Damage> overwritten_files(const PrefixState& state, const Plan& plan,
+                                      const std::unordered_map<std::string, const LockedPackage*>& locked,
+                                      const std::string& lock_file) {
+    std::vector<Damage> out;
+    if (plan.keep.empty() || state.packages.size() < 2) return out;
+    std::size_t files = 0;
+    for (const auto& p : state.packages) files += p.files.size();
+    std::unordered_map<std::string_view, const InstalledPackage*> last;
+    last.reserve(files);
+    for (const auto& p : state.packages)
+        for (const auto& f : p.files) last[f.path] = &p;
+    std::unordered_set<const InstalledPackage*> kept(plan.keep.begin(), plan.keep.end());
+    for (std::size_t k = 0; k < plan.keep.size(); ++k) {
+        const InstalledPackage& mine = *plan.keep[k];
+        for (const auto& f : mine.files) {
+            const InstalledPackage* writer = last.at(f.path);
+            if (writer == &mine) continue;
+            if (kept.count(writer)) {
+                if (overwrite_refused(*writer, mine))
+                    throw InputError(clobber_refusal(*writer, mine, f.path, locked, lock_file) +
+                                     "; this prefix holds such a file from an earlier envlock: remove the wheel from the lock, "
+                                     "or install into a new prefix");
+                continue;
+            }
+            // The same bytes (a shared license file): nothing to put back.
+            auto same = std::find_if(writer->files.begin(), writer->files.end(), [&](const InstalledFile& g) { return g.path == f.path; });
+            if (same != writer->files.end() && same->sha256 == f.sha256 && same->link_target == f.link_target && same->size == f.size)
+                continue;
+            out.push_back({k, f.path, "left by " + writer->name + " " + writer->version + ", which goes"});
+        }
+    }
+    return out;
+}
+
 const LockedPackage* conda_python(const Lock& lock) {
     for (const auto& p : lock.packages)
         if (p.kind == Ecosystem::conda && p.name == "python") return &p;
@@ -342,6 +412,12 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
         for (const auto* p : plan.remove)
             for (const auto& f : p->files) std::erase(foreign.remove, f.path);
     }
+    if (state) {
+        std::unordered_set<std::string> known;
+        for (const auto& d : damage) known.insert(d.path);
+        for (auto& d : overwritten_files(*state, plan, locked_ids(lock), o.lock_file))
+            if (!known.count(d.path)) damage.push_back(std::move(d));
+    }
     if (plan.add.empty() && plan.remove.empty() && damage.empty() && foreign.remove.empty()) {
         if (o.repair) result.unknown_kept = foreign.unknown_kept;
         return result;
@@ -484,8 +560,12 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
             const size_t index = next.packages.size();
             for (const auto& f : installed.files) {
                 auto [it, fresh] = owner.emplace(f.path, index);
-                if (!fresh && next.packages[it->second].name != installed.name)
-                    warn(installed.name + " overwrites " + f.path + ", which " + next.packages[it->second].name + " installed too");
+                const InstalledPackage& other = next.packages[it->second];
+                if (!fresh && other.name != installed.name) {
+                    if (overwrite_refused(installed, other))
+                        throw InputError(clobber_refusal(installed, other, f.path, locked_by_id, o.lock_file));
+                    warn(installed.name + " overwrites " + f.path + ", which " + other.name + " installed too");
+                }
                 it->second = index;
             }
             if (o.step) o.step("installed " + installed.name + " " + installed.version);

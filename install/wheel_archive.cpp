@@ -18,6 +18,7 @@
 #include <set>
 
 #include "fetch/files.hpp"
+#include "install/extract.hpp"
 #include "install/link.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -72,6 +73,7 @@ void walk(const std::string& path, Visit&& visit) {
         mode_t type = archive_entry_filetype(entry);
         std::string bare = name;
         if (type == AE_IFDIR && !bare.empty() && bare.back() == '/') bare.pop_back();
+        if (auto why = path_too_long(bare, std::filesystem::path(path).filename().string()); !why.empty()) throw InputError(why);
         if (auto why = why_bad_name(bare); !why.empty())
             throw InputError(path + ": refused member '" + name + "': " + why);
         if (type == AE_IFDIR) continue;

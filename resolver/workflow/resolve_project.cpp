@@ -823,6 +823,15 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             if (before.name == t.name) t.target = leave_out(std::move(t.target), before.target.left_out);
     }
     in.content_hash = lock_content_hash(in.spec, hashed, in.knowledge.version);
+    // An index's credentials (a token in --index-url) go to its files and metadata on the same
+    // scheme, host and port too, whose URLs its pages give without them (the reuse check
+    // revalidates those as well).
+    {
+        std::vector<std::string> urls = in.spec.indexes;
+        urls.insert(urls.end(), in.spec.find_links.begin(), in.spec.find_links.end());
+        urls.insert(urls.end(), in.spec.channels.begin(), in.spec.channels.end());
+        for (auto& c : fetch::credentials_of(urls)) ctx.transport.credentials.push_back(std::move(c));
+    }
     if (!to_stdout && reuse_previous(loc, in, o, ctx, result)) return result;
     // A venv spec's interpreter, chosen before any index is read (and refused there when none fits).
     std::optional<PythonChoice> venv_python;

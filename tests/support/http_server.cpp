@@ -25,6 +25,8 @@ struct HttpServer::State {
     std::vector<SeenRequest> seen;
     std::map<std::string, Fault> faults;
     std::map<std::string, std::vector<std::pair<std::string, std::string>>> headers;
+    std::set<std::string> no_ranges;
+    std::string authorization;   // required of every request when not empty
 };
 
 std::string SeenRequest::header(const std::string& name) const {
@@ -103,8 +105,12 @@ HttpServer::HttpServer(std::string root_dir, int port)
         SeenRequest seen{req.method, req.path, {req.headers.begin(), req.headers.end()}, 0};
         std::optional<Fault> fault;
         std::vector<std::pair<std::string, std::string>> extra;
+        bool ranges_refused = false;
+        std::string required;
         {
             std::lock_guard lock(state->mutex);
+            required = state->authorization;
+            ranges_refused = state->no_ranges.count(req.path) > 0;
             if (auto it = state->faults.find(req.path); it != state->faults.end()) {
                 fault = it->second;
                 if (it->second.count > 0 && --it->second.count == 0) state->faults.erase(it);
@@ -117,6 +123,12 @@ HttpServer::HttpServer(std::string root_dir, int port)
             state->seen.push_back(seen);
         };
 
+        if (!required.empty() && req.get_header_value("Authorization") != required) {
+            res.status = 401;
+            res.set_header("WWW-Authenticate", "Basic realm=\"index\"");
+            res.set_content("authorization required\n", "text/plain");
+            return record(401);
+        }
         if (fault && fault->kind == Fault::status_then_ok) {
             res.status = fault->status;
             res.set_content("injected failure\n", "text/plain");
@@ -132,6 +144,19 @@ HttpServer::HttpServer(std::string root_dir, int port)
             res.status = 302;
             res.set_header("Location", req.path);
             return record(302);
+        }
+        if (fault && fault->kind == Fault::error_page) {
+            res.status = 200;
+            res.set_content(fault->body.empty() ? "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
+                                                  "<body><h1>Bad Gateway</h1><p>The upstream server is unavailable.</p></body></html>\n"
+                                                : fault->body,
+                            fault->content_type.empty() ? "text/html" : fault->content_type);
+            return record(200);
+        }
+        if (ranges_refused) {
+            // httplib slices any answer to a Range request itself; a server that ignores Range
+            // is one whose request had none. (The Request object is httplib's own, not const.)
+            const_cast<httplib::Request&>(req).ranges.clear();
         }
         if (fault && fault->kind == Fault::html_body) {
             res.status = 200;
@@ -164,7 +189,7 @@ HttpServer::HttpServer(std::string root_dir, int port)
         std::string type = content_type_for(rel);
         res.set_header("ETag", etag);
         res.set_header("Last-Modified", last_modified);
-        res.set_header("Accept-Ranges", "bytes");
+        if (!ranges_refused) res.set_header("Accept-Ranges", "bytes");
         for (auto& [k, v] : extra) {
             if (strcasecmp(k.c_str(), "Content-Type") == 0) type = v;
             else res.set_header(k, v);
@@ -209,6 +234,33 @@ HttpServer::HttpServer(std::string root_dir, int port)
         // Faults that damage the body.
         auto shared = std::make_shared<std::string>(std::move(body));
         res.status = 200;
+        if (fault->kind == Fault::drip || fault->kind == Fault::claims_length) {
+            // httplib answers a Range request with 206 and calls the provider from its start.
+            if (!req.ranges.empty()) res.status = 206;
+            const Fault f = *fault;
+            auto sent = std::make_shared<std::size_t>(0);   // this answer's bytes
+            std::uint64_t length = f.kind == Fault::claims_length ? f.declared : shared->size();
+            if (f.kind == Fault::claims_length && !req.ranges.empty() &&
+                req.ranges.front().first >= 0 && std::uint64_t(req.ranges.front().first) >= length) {
+                res.status = 416;
+                return record(416);
+            }
+            res.set_content_provider(length, type, [shared, f, sent](size_t off, size_t len, httplib::DataSink& sink) {
+                if (f.kind == Fault::claims_length && *sent >= f.piece) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(f.delay_ms));
+                    return false;
+                }
+                if (f.kind == Fault::drip && f.per_answer > 0 && *sent >= f.per_answer) return false;
+                if (f.kind == Fault::drip && *sent > 0) std::this_thread::sleep_for(std::chrono::milliseconds(f.delay_ms));
+                std::size_t n = std::min<std::size_t>(len, f.piece);
+                if (f.kind == Fault::drip && f.per_answer > 0) n = std::min(n, f.per_answer - *sent);
+                std::string bytes;
+                for (std::size_t i = 0; i < n; ++i) bytes += off + i < shared->size() ? (*shared)[off + i] : 'x';
+                *sent += n;
+                return sink.write(bytes.data(), bytes.size());
+            });
+            return record(res.status);
+        }
         size_t half = shared->size() / 2;
         switch (fault->kind) {
         case Fault::reset_mid_body: {
@@ -281,6 +333,16 @@ std::string HttpServer::url() const { return "http://127.0.0.1:" + std::to_strin
 void HttpServer::add_fault(const std::string& path, Fault fault) {
     std::lock_guard lock(state_->mutex);
     state_->faults[path] = fault;
+}
+
+void HttpServer::require_authorization(const std::string& value) {
+    std::lock_guard lock(state_->mutex);
+    state_->authorization = value;
+}
+
+void HttpServer::refuse_ranges(const std::string& path) {
+    std::lock_guard lock(state_->mutex);
+    state_->no_ranges.insert(path);
 }
 
 void HttpServer::clear_faults() {

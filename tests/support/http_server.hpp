@@ -29,10 +29,22 @@
 //   truncated       declares the full Content-Length, sends half the body, closes cleanly
 //   wrong_length    declares Content-Length = real size + 100, sends the real body, closes
 //   slow            sends the body in 1 KiB pieces with delay_ms between them
+//   drip            honours Range (206): sends `piece` bytes every delay_ms; with per_answer > 0
+//                   the connection closes after that many bytes (a server that sends a little
+//                   per connection, so each resume makes progress)
+//   claims_length   declares Content-Length `declared` (Range honoured against it), sends
+//                   `piece` bytes of the file, then waits delay_ms and closes
+//   error_page      answers 200 with `body` (default: an HTML error page without a form or a
+//                   link) as `content_type` (default text/html): a proxy's or CDN's error page
+//
+// refuse_ranges(path) makes every answer for the path the whole file with 200, Range or not
+// (a server or proxy that ignores Range), and sends no Accept-Ranges.
 //
 // The server runs on its own thread; the destructor stops it. Thread-safe.
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,11 +55,17 @@ namespace httplib { class Server; }
 namespace envlock::test {
 
 struct Fault {
-    enum Kind { reset_mid_body, status_then_ok, truncated, wrong_length, slow, retry_after, redirect_loop, html_body };
+    enum Kind { reset_mid_body, status_then_ok, truncated, wrong_length, slow, retry_after, redirect_loop, html_body,
+                drip, claims_length, error_page };
     Kind kind = status_then_ok;
     int count = 1;       // how many requests it applies to; < 0 for all of them
     int status = 500;    // status_then_ok only
-    int delay_ms = 0;    // slow: pause between 1 KiB pieces; retry_after: the advertised wait
+    int delay_ms = 0;    // slow, drip: pause between pieces; retry_after: the advertised wait; claims_length: before closing
+    std::size_t piece = 1024;        // drip, claims_length: bytes per piece
+    std::size_t per_answer = 0;      // drip: bytes sent before the connection closes (0: all)
+    std::uint64_t declared = 0;      // claims_length: the Content-Length announced
+    std::string body{};              // error_page: the body ("" for the default page)
+    std::string content_type{};      // error_page: the Content-Type ("" for text/html)
 };
 
 struct SeenRequest {
@@ -75,6 +93,11 @@ public:
     void clear_faults();
     // Extra (or replacing) response header for one path, e.g. Cache-Control or Content-Type.
     void add_header(const std::string& path, const std::string& name, const std::string& value);
+    // Every answer for `path` is the whole file with 200, whatever Range asks.
+    void refuse_ranges(const std::string& path);
+    // Every request without this exact Authorization header ("Basic ...") answers 401 with
+    // WWW-Authenticate, as a private index does. "" lets everyone in again.
+    void require_authorization(const std::string& value);
 
     std::vector<SeenRequest> requests() const;
     std::vector<SeenRequest> requests_for(const std::string& path) const;

@@ -141,7 +141,7 @@ TEST_CASE("a slow but steady server is waited for; one below the speed floor is 
     o.retries = 0;
     r = perform({{server.url() + "/t.bin"}}, o).at(0);
     CHECK_FALSE(r.ok());
-    CHECK(r.error.find("slower than 100000 bytes/s") != std::string::npos);
+    CHECK_MESSAGE(r.error.find("too slow: less than 100000 bytes/s for 1 s") != std::string::npos, r.error);
 }
 
 TEST_CASE("nothing listening: a network error naming the URL") {

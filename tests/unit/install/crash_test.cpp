@@ -234,3 +234,23 @@ TEST_CASE("two installs at once into two prefixes sharing one cache: each packag
     for (const auto& p : s.a.packages)
         CHECK(s.ch.server->requests_for(p.url.substr(s.ch.server->url().size())).size() == 1);
 }
+
+TEST_CASE("journal temp files a kill -9 left in the .envlock folder beside the prefix are removed when the prefix lock is next taken (#32)") {
+    Scene s;
+    REQUIRE(run_envlock(s.args(s.lock_a)).exit_code == 0);
+    // What the atomic writer leaves when killed between writing the journal and renaming it.
+    for (const char* suffix : {"Ab3xZ9", "q1w2e3"}) write_bytes(s.root / ".envlock" / (std::string("..env.envlock-journal.tmp-") + suffix), "{\"envlock-journal\": 1");
+    // Not ours: another prefix's journal temp, and a user's file of a similar name.
+    write_bytes(s.root / ".envlock/..env2.envlock-journal.tmp-Ab3xZ9", "x");
+    write_bytes(s.root / ".envlock/..env.envlock-journal.tmp-notes.txt", "mine");
+    // A run takes the lock too (and recovers); so does an install that has nothing to do.
+    CHECK(run_envlock({"run", "--prefix", s.prefix.string(), "--", "/bin/true"}).exit_code == 0);
+    CHECK_FALSE(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-Ab3xZ9"));
+    CHECK_FALSE(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-q1w2e3"));
+    CHECK(fs::exists(s.root / ".envlock/..env2.envlock-journal.tmp-Ab3xZ9"));
+    CHECK(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-notes.txt"));
+    write_bytes(s.root / ".envlock/..env.envlock-journal.tmp-Zz0000", "{");
+    CHECK(run_envlock(s.args(s.lock_a)).exit_code == 0);
+    CHECK_FALSE(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-Zz0000"));
+    CHECK(installed_ids(s.prefix) == lock_ids(s.a));
+}

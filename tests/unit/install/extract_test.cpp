@@ -265,3 +265,34 @@ TEST_CASE("read_archive_member reads one member of a wheel without extracting") 
     CHECK(!install::read_archive_member(whl, "missing"));
     CHECK(!fs::exists(s.dest));
 }
+
+TEST_CASE("a member path too long for a file system is 'unsafe archive: path too long (N bytes)' naming the archive, "
+          "not the OS's error with the whole path (#32)") {
+    std::string deep;
+    while (deep.size() < 6000) deep += "dddddddddd/";
+    deep += "x.py";
+    const std::string long_name = std::string(300, 'n') + ".py";
+    for (const auto& [bad, shown] : {std::pair<std::string, std::string>{deep, "(" + std::to_string(deep.size()) + " bytes)"},
+                                     {"pkg/" + long_name, "(" + std::to_string(4 + long_name.size()) + " bytes, one name of 303)"}}) {
+        Sandbox s;
+        for (const char* name : {"evil-1.0-h0_0.tar.bz2", "evil-1.0-py3-none-any.whl"}) {
+            CAPTURE(name);
+            auto archive = std::string(name).ends_with(".whl")
+                               ? s.put(name, mirror::write_zip({{"ok.txt", "fine", 0644, ""}, {bad, "gotcha", 0644, ""}}, false))
+                               : s.put(name, mirror::write_tar({{"ok.txt", "fine", 0644, ""}, {bad, "gotcha", 0644, ""}},
+                                                               mirror::TarFilter::bzip2));
+            const std::string why = refusal(archive, s.dest);
+            CHECK_MESSAGE(why.rfind("unsafe archive: path too long " + shown + " in " + name + ": ", 0) == 0, why);
+            CHECK(why.size() < 300);   // the path's start, not all of it
+            CHECK(why.find("File name too long") == std::string::npos);
+            s.nothing_escaped();
+        }
+    }
+    // The longest paths real packages carry pass (a node_modules tree is about 250 bytes).
+    Sandbox s;
+    std::string fine;
+    while (fine.size() < 2000) fine += "abcdefghijklmnopqrstuvwxyz/";
+    fine += std::string(200, 'f');
+    auto archive = s.put("fine.tar", raw_tar({reg(fine.substr(0, 2048), "ok")}));
+    CHECK(refusal(archive, s.dest) == "");
+}
