@@ -1,6 +1,8 @@
 // `envlock resolve`, `check` and `why` end to end over the demo mirror behind a local server:
 // the acceptance scenarios of the solve issue and the recipe of the inference issue.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tests/unit/resolve/resolve_fixture.hpp"
@@ -32,11 +34,13 @@ Resolved resolve_spec(const std::string& tag, const std::string& spec, const std
     return r;
 }
 
-Resolved resolve_bevformer(const std::string& tag, const std::string& target) {
+Resolved resolve_bevformer(const std::string& tag, const std::string& target, std::vector<std::string> extra = {}) {
     Resolved r;
     r.dir = temp_dir(tag);
     write_file(r.dir / "target.yaml", target);
-    r.run = resolve_with({"BEVFormer", "-o", (r.dir / "envlock.yaml").string(), "--target", (r.dir / "target.yaml").string()}, r.dir);
+    std::vector<std::string> args{"BEVFormer", "-o", (r.dir / "envlock.yaml").string(), "--target", (r.dir / "target.yaml").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    r.run = resolve_with(args, r.dir);
     if (fs::exists(r.dir / "envlock.yaml")) r.lock = read_file(r.dir / "envlock.yaml");
     return r;
 }
@@ -81,6 +85,26 @@ TEST_CASE("BEVFormer on an H100 is unsatisfiable, and says that torch 1.9.1 has 
     CHECK(r.run.err.find("What would help") != std::string::npos);
     // Provenance is the paper repo's file or an upstream URL, never the developers' ../shared.
     CHECK(r.run.err.find("shared/") == std::string::npos);
+}
+
+TEST_CASE("-v prints the full derivation of the H100 explanation: every candidate with every blocker (#30)") {
+    std::string h100 = target_yaml("NVIDIA H100 80GB HBM3", "sm_90", "535.104.05", "12.2");
+    auto screen = resolve_bevformer("bevh100screen", h100);
+    auto full = resolve_bevformer("bevh100full", h100, {"-v"});
+    REQUIRE(screen.run.exit_code == 1);
+    REQUIRE(full.run.exit_code == 1);
+    auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+    CAPTURE(screen.run.err);
+    CAPTURE(full.run.err);
+    // One screen names each candidate's first blocker; the full derivation every one of them
+    // (torch 1.9.1+cu111 also has no nvcc 11.1 arch for sm_90 to build extensions with), and
+    // nothing cut.
+    const std::string second = "; and needs an nvcc 11.1 arch that torch 1.9's cpp_extension accepts for every GPU";
+    CHECK(screen.run.err.find("torch 1.9.1+cu111 (pypi) needs kernels for every GPU") != std::string::npos);
+    CHECK(screen.run.err.find(second) == std::string::npos);
+    CHECK(full.run.err.find(second) != std::string::npos);
+    CHECK(lines(full.run.err) > lines(screen.run.err));
+    CHECK(full.run.err.find("(--verbose") == std::string::npos);
 }
 
 TEST_CASE("a Mask2Former-like spec allowing torch>=1.9 on an H100 gets a build with sm_90, its nvcc and a gcc it accepts") {
