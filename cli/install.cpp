@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <unistd.h>
 
 #include <algorithm>
@@ -218,7 +219,8 @@ void add_install(CLI::App& app, int& exit_code) {
         }
         fetch::CommandLineSettings settings;
         if (f->jobs) settings.jobs = f->jobs;
-        if (!f->cache_dir.empty()) settings.cache_dir = f->cache_dir;
+        // Absolute: source builds run in their checkout, where a relative path would name another folder.
+        if (!f->cache_dir.empty()) settings.cache_dir = std::filesystem::absolute(f->cache_dir).lexically_normal().string();
         settings.mirrors = f->mirrors;
         settings.mirrors_files = f->mirrors_files;
         settings.offline = f->offline;

@@ -772,6 +772,10 @@ LockDrift lock_drift(const Lock& lock, const PrefixScan& scan) {
         }
         auto a = pep440::Version::try_parse(p.version), b = pep440::Version::try_parse(it->second);
         bool same = a && b ? *a == *b : p.version == it->second;
+        // A git source at a commit no tag versions is locked as "0+g<commit>" (resolve's
+        // placeholder, which any requirement without a version accepts): its build says its
+        // version, so any installed version of it is the locked one.
+        if (p.kind == Ecosystem::source && p.version.rfind("0+g", 0) == 0) same = true;
         if (!same) out.changed.push_back(p.name + " " + p.version + " -> " + it->second);
     }
     for (const auto& [n, v] : conda)

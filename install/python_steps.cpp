@@ -10,6 +10,7 @@
 #include "install/run_env.hpp"
 #include "install/source_install.hpp"
 #include "install/wheel_install.hpp"
+#include "resolver/lock/spec_io.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/pep508.hpp"
 
@@ -116,7 +117,12 @@ PackageInstaller source_installer(const PythonStepOptions& options) {
         so.where = ctx.where;
         // The documented command says editable or not (spec.sources[].install).
         for (const auto& s : ctx.lock.spec.sources)
-            if (pep508::normalize_name(s.name) == pep508::normalize_name(ctx.package.name)) so.editable = is_editable_install(s.install);
+            // By name, or by repository: the lock names a source as its setup.py does ("dbreader"),
+            // the spec as its doc does ("RADIal").
+            if (pep508::normalize_name(s.name) == pep508::normalize_name(ctx.package.name) || (!s.git.empty() && s.git == ctx.package.url)) {
+                so.editable = is_editable_install(s.install);
+                so.project_dir = source_project_dir(s);
+            }
         // Built in the stage, where its python and (conda) toolchain live.
         RunEnvironment env = run_environment(ctx.stage.string(), &ctx.lock, current_environment());
         auto got = install_source(ctx.package, layout, env, so);

@@ -84,8 +84,8 @@ SourceInstall install_source(const LockedPackage& package, const PythonLayout& l
     // Built in the env (its torch, its compilers, CUDA_HOME, TORCH_CUDA_ARCH_LIST), or taken
     // from the built-wheel cache when everything the build depends on is the same.
     BuildRequest br = build_request(package, options, env);
-    br.project_dir = checkout;
-    br.source_id = "git " + package.url + " " + package.rev;
+    br.project_dir = options.project_dir.empty() ? checkout : (fs::path(checkout) / options.project_dir).string();
+    br.source_id = "git " + package.url + " " + package.rev + (options.project_dir.empty() ? "" : " " + options.project_dir);
     br.editable = options.editable;
     BuiltWheel built = build_source(br);
     result.wheel = built.tree.empty() ? built.wheel : built.tree;

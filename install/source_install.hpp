@@ -22,6 +22,7 @@ struct SourceOptions {
     std::string stage;           // as WheelOptions::stage: "" in place, else the staged copy of the prefix
     std::string python;          // runnable interpreter of the env (in the stage when staging)
     bool editable = false;
+    std::string project_dir;     // where setup.py/pyproject.toml sit in the checkout ("" = its root)
     bool compile = false;
     int timeout_seconds = 3600;  // CUDA extensions take long to build
     std::string clone_url;       // where to clone from when a mirror serves package.url ("" = package.url);

@@ -234,6 +234,29 @@ std::vector<Damage> overwritten_files(const PrefixState& state, const Plan& plan
                                       const std::string& lock_file) {
     std::vector<Damage> out;
     if (plan.keep.empty() || state.packages.size() < 2) return out;
+    if (plan.remove.empty()) {
+        // Nothing goes (a warm install's no-op check): only a wheel's write over a conda
+        // package's or the venv's file can be wrong. Those packages' paths are looked up by the
+        // wheels' paths, and only where both kinds are there.
+        auto guarded_kind = [](const InstalledPackage& p) { return p.kind == "conda" || p.kind == "venv"; };
+        if (std::all_of(state.packages.begin(), state.packages.end(), guarded_kind) ||
+            std::none_of(state.packages.begin(), state.packages.end(), guarded_kind))
+            return out;
+        std::unordered_map<std::string_view, std::size_t> guarded;
+        for (std::size_t i = 0; i < state.packages.size(); ++i)
+            if (guarded_kind(state.packages[i]))
+                for (const auto& f : state.packages[i].files) guarded[f.path] = i;
+        for (std::size_t i = 0; i < state.packages.size(); ++i) {
+            const InstalledPackage& writer = state.packages[i];
+            if (guarded_kind(writer)) continue;
+            for (const auto& f : writer.files)
+                if (auto it = guarded.find(f.path); it != guarded.end() && it->second < i && overwrite_refused(writer, state.packages[it->second]))
+                    throw InputError(clobber_refusal(writer, state.packages[it->second], f.path, locked, lock_file) +
+                                     "; this prefix holds such a file from an earlier envlock: remove the wheel from the lock, "
+                                     "or install into a new prefix");
+        }
+        return out;
+    }
     std::size_t files = 0;
     for (const auto& p : state.packages) files += p.files.size();
     std::unordered_map<std::string_view, const InstalledPackage*> last;

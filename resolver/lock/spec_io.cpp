@@ -20,6 +20,15 @@ namespace {
 bool is_url(std::string_view s) { return s.rfind("https://", 0) == 0 || s.rfind("http://", 0) == 0; }
 }  // namespace
 
+std::string source_project_dir(const SpecSource& s) {
+    const std::string cd = "cd ";
+    if (s.install.rfind(cd, 0) != 0) return "";
+    auto end = s.install.find("&&");
+    std::string dir = s.install.substr(cd.size(), end == std::string::npos ? std::string::npos : end - cd.size());
+    while (!dir.empty() && (dir.back() == ' ' || dir.back() == '/')) dir.pop_back();
+    return dir == "." ? "" : dir;
+}
+
 // An upstream file is cited by its URL with GitHub's line anchor (".../docs/install.md#L13"),
 // a file of the checkout as path:line.
 std::string format_provenance(const Provenance& p) {

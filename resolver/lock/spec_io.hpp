@@ -17,6 +17,9 @@
 
 namespace envlock {
 
+// The package directory of a source inside its repository, from its documented install
+// command ("cd DBReader && pip install ." -> "DBReader"); "" for the repository's root.
+std::string source_project_dir(const SpecSource& s);
 // "docs/install.md:14"; "https://github.com/o/r/blob/v1/docs/install.md#L14" for an upstream file;
 // "docs/install.md" when the line is unknown; "" when there is no file.
 std::string format_provenance(const Provenance& p);

@@ -272,17 +272,6 @@ std::optional<LockedPackage> previous_source(const std::optional<Lock>& previous
     return std::nullopt;
 }
 
-// The package directory of a source inside its repository, from its install command
-// ("cd DBReader && pip install ." -> "DBReader").
-std::string install_dir_of(const SpecSource& s) {
-    const std::string cd = "cd ";
-    if (s.install.rfind(cd, 0) != 0) return "";
-    auto end = s.install.find("&&");
-    std::string dir = s.install.substr(cd.size(), end == std::string::npos ? std::string::npos : end - cd.size());
-    while (!dir.empty() && (dir.back() == ' ' || dir.back() == '/')) dir.pop_back();
-    return dir == "." ? "" : dir;
-}
-
 struct SourceRead {
     IndexRecord record;
     bool depends_known = true;
@@ -335,7 +324,7 @@ SourceRead read_source(const SpecSource& s, const std::optional<LockedPackage>& 
         return out;
     }
     r.rev = *commit;
-    auto files = ctx.offline ? std::nullopt : git_packaging_files(url, *commit, asked, install_dir_of(s), ctx.cache_dir);
+    auto files = ctx.offline ? std::nullopt : git_packaging_files(url, *commit, asked, source_project_dir(s), ctx.cache_dir);
     if (!files) {
         out.error = s.name + ": " + s.git + ": commit " + *commit + " could not be fetched to read its setup files";
         return out;

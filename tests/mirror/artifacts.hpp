@@ -23,5 +23,7 @@ std::string module_name(const std::string& project);
 
 // setuptools and wheel: their stand-ins carry metadata only, so the host's real ones build sdists.
 bool is_build_tool(const std::string& project);
+// The entry_points.txt a build tool's stand-in carries (empty for other projects).
+std::string build_tool_entry_points(const std::string& project);
 
 }  // namespace envlock::mirror

@@ -284,13 +284,20 @@ struct SourceRepo {
     std::string source;
 };
 
+// The version a stand-in builds as: its tag's ("v0.6" -> "0.6"), as the real project's setup.py
+// says at that tag; untagged ones 0.0.0.
+std::string stand_in_version(const SourceRepo& r) {
+    if (r.tag.empty()) return "0.0.0";
+    return r.tag[0] == 'v' || r.tag[0] == 'V' ? r.tag.substr(1) : r.tag;
+}
+
 std::string stand_in_setup_py(const SourceRepo& r) {
     std::string reqs;
     for (const auto& q : r.requires_dist) reqs += "    \"" + q + "\",\n";
     return "# envlock mirror stand-in: a small package in place of " + r.source + "\n"
            "from setuptools import find_packages, setup\n\n"
            "requirements = [\n" + reqs + "]\n\n"
-           "setup(\n    name=\"" + r.name + "\",\n    version=\"0.0.0\",\n    packages=find_packages(),\n"
+           "setup(\n    name=\"" + r.name + "\",\n    version=\"" + stand_in_version(r) + "\",\n    packages=find_packages(),\n"
            "    install_requires=requirements,\n)\n";
 }
 
@@ -335,7 +342,7 @@ std::vector<std::string> make_source_repos(const std::string& git_root) {
             if (c == '-') c = '_';
         write_file(dir, "README.md", "# " + r.dir + " (envlock mirror stand-in)\n");
         write_file(dir, pkg + "setup.py", stand_in_setup_py(r));
-        write_file(dir, pkg + module + "/__init__.py", "__version__ = '0.0.0'\n");
+        write_file(dir, pkg + module + "/__init__.py", "__version__ = '" + stand_in_version(r) + "'\n");
         write_file(dir, "SOURCE", r.source + "\n");
         git(dir, {"add", "-A"}, date);
         git(dir, {"commit", "-q", "-m", "envlock mirror stand-in of " + r.dir}, date);

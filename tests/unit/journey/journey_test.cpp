@@ -104,10 +104,8 @@ void walk(const std::string& recipe, const std::string& imports) {
 }  // namespace
 
 // The cases below are the built-in recipes, each with what its env must import. Five of them lock
-// sdists or git sources, which install builds only once its source builds land (issue 29, the
-// source-build half): until then they run and report, but may fail without failing the suite.
-// Remove `* kNeedsSourceBuilds` from a case once it passes.
-const auto kNeedsSourceBuilds = doctest::may_fail(true);
+// sdists or git sources (an editable one, one in a subfolder of its repository), which install
+// builds with the env's python and the host's real setuptools under the stand-ins' metadata.
 const std::vector<std::string> kRecipes = {"BEVFormer", "Deformable-DETR", "EchoFusion", "Mask2Former", "detectron2", "mmdetection3d"};
 
 TEST_CASE("every built-in recipe has a journey below") {
@@ -117,7 +115,7 @@ TEST_CASE("every built-in recipe has a journey below") {
     CHECK(found == std::set<std::string>(kRecipes.begin(), kRecipes.end()));
 }
 
-TEST_CASE("journey: BEVFormer (torch 1.9.1+cu111 wheels, mmcv-full, mmdet3d from git, sdists)" * kNeedsSourceBuilds) {
+TEST_CASE("journey: BEVFormer (torch 1.9.1+cu111 wheels, mmcv-full, mmdet3d from git, sdists)") {
     walk("BEVFormer", "torch, mmcv, mmdet, mmdet3d");
 }
 
@@ -125,14 +123,14 @@ TEST_CASE("journey: Deformable-DETR (conda pytorch 1.10.0 with conda's cuda-nvcc
     walk("Deformable-DETR", "torch, torchvision, numpy, scipy");
 }
 
-TEST_CASE("journey: EchoFusion (mmdet3d 0.17.3 from git, RADIal's DBReader and pypcd from git)" * kNeedsSourceBuilds) {
+TEST_CASE("journey: EchoFusion (mmdet3d 0.17.3 from git, RADIal's DBReader and pypcd from git)") {
     walk("EchoFusion", "torch, mmcv, mmdet3d");
 }
 
-TEST_CASE("journey: Mask2Former (detectron2 v0.6, panopticapi and cityscapesScripts from git)" * kNeedsSourceBuilds) {
+TEST_CASE("journey: Mask2Former (detectron2 v0.6, panopticapi and cityscapesScripts from git)") {
     walk("Mask2Former", "torch, detectron2");
 }
 
-TEST_CASE("journey: detectron2" * kNeedsSourceBuilds) { walk("detectron2", "torch"); }
+TEST_CASE("journey: detectron2") { walk("detectron2", "torch"); }
 
-TEST_CASE("journey: mmdetection3d" * kNeedsSourceBuilds) { walk("mmdetection3d", "torch, mmcv, mmdet"); }
+TEST_CASE("journey: mmdetection3d") { walk("mmdetection3d", "torch, mmcv, mmdet"); }
