@@ -94,8 +94,10 @@ std::vector<Offered> offered_versions(const IndexRecords& files, ParsedVersions&
 // first (a version whose files all need another Python or platform is read only when the
 // window reaches past every one that fits). PEP 440: pre-releases only where the specifier
 // names one or nothing else matches, as the solve matches them.
+// Versions whose metadata, once read, rules them out whatever else is chosen (`ruled_out`) stay
+// in the window's reads but do not count in it: the window reaches the next release instead.
 void take_window(const std::vector<Offered>& offered, const pep440::SpecifierSet* spec, bool within_constraints, size_t window,
-                 std::set<std::string>& wanted) {
+                 std::set<std::string>& wanted, const std::set<std::string>& ruled_out = {}) {
     std::vector<const Offered*> matches;
     for (int pass = 0; pass < 2 && matches.empty(); ++pass) {
         std::optional<bool> pre = pass == 0 ? std::nullopt : std::optional<bool>(true);
@@ -106,7 +108,7 @@ void take_window(const std::vector<Offered>& offered, const pep440::SpecifierSet
     std::set<std::string> releases;
     for (const Offered* o : matches) {
         if (!releases.count(o->release) && releases.size() >= window) continue;
-        releases.insert(o->release);
+        if (!ruled_out.count(o->key)) releases.insert(o->release);
         wanted.insert(o->key);
     }
 }
@@ -282,16 +284,22 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     };
 
     std::map<std::string, std::set<std::string>> required;   // project -> the specifiers asked of it
+    std::map<std::string, std::set<std::string>> extras_of;  // project -> the extras asked of it
     std::set<std::string> named;                               // the projects the spec names
     std::deque<std::string> queue;
     std::set<std::string> queued;
-    auto require = [&](const std::string& name, const std::string& spec) {
-        if (required[name].insert(spec).second && queued.insert(name).second) queue.push_back(name);
+    auto require = [&](const std::string& name, const std::string& spec, const std::vector<std::string>& extras = {}) {
+        bool more = required[name].insert(spec).second;
+        // A new extra turns on lines of the versions already read: the project is followed again.
+        for (const auto& e : extras) more = extras_of[name].insert(pep508::normalize_name(e)).second || more;
+        if (more && queued.insert(name).second) queue.push_back(name);
     };
     for (const auto& n : request.pypi_names) {
         std::string name = pep508::normalize_name(n);
         named.insert(name);
-        require(name, "");
+        std::vector<std::string> extras;
+        if (auto e = request.extras.find(name); e != request.extras.end()) extras.assign(e->second.begin(), e->second.end());
+        require(name, "", extras);
         if (auto c = request.constraints.find(name); c != request.constraints.end())
             for (const auto& text : c->second) require(name, text);
     }
@@ -307,6 +315,50 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
         return must;
     };
     std::map<std::string, ParsedVersions> parsed_of;
+    // Versions read that no solution can take, known from their own metadata: a Requires-Python
+    // the target's Python fails, or a requirement on a project the spec constrains that none of
+    // its versions within the constraints satisfies (opencv-python 5.0 needs numpy>=2; the spec
+    // says numpy<2). A window passes over them to the next release, in the same read, where a
+    // solve round would have found them one widening at a time (the answer never depends on
+    // the windows; only how soon it is found does).
+    std::map<std::string, std::set<std::string>>& ruled_out = out.ruled_out;
+    std::map<std::string, bool> satisfiable;   // "project\tspecifier" -> some allowed version offered matches
+    auto can_be_met = [&](const pep508::Requirement& dep) {
+        auto c = request.constraints.find(dep.normalized_name);
+        auto page = out.projects.find(dep.normalized_name);
+        if (c == request.constraints.end() || page == out.projects.end()) return true;   // not known yet: assume so
+        const std::string key = requirement_key(dep.normalized_name, dep.specifier.str());
+        if (auto it = satisfiable.find(key); it != satisfiable.end()) return it->second;
+        auto must = must_of(dep.normalized_name);
+        ParsedVersions& versions = parsed_of[dep.normalized_name];
+        bool met = false;
+        for (const auto& r : page->second.files) {
+            if (r.yanked) continue;
+            const auto& v = parsed(versions, r.version);
+            if (!v || !dep.specifier.contains(*v, true)) continue;
+            if (std::all_of(must.begin(), must.end(), [&](const pep440::SpecifierSet& m) { return m.contains(*v, true); })) {
+                met = true;
+                break;
+            }
+        }
+        return satisfiable[key] = met;
+    };
+    auto rules_out = [&](const IndexRecord& probe) {
+        if (python && !probe.requires_python.empty()) {
+            try {
+                if (!pep440::SpecifierSet::parse(probe.requires_python).contains(*python, true)) return true;
+            } catch (const InputError&) {
+            }
+        }
+        for (const auto& d : probe.depends) {
+            try {
+                auto dep = pep508::Requirement::parse(d);
+                if (dep.applies(request.marker_env) && !can_be_met(dep)) return true;
+            } catch (const InputError&) {
+            }
+        }
+        return false;
+    };
 
     while (!queue.empty()) {
         std::vector<std::string> wave(queue.begin(), queue.end());
@@ -353,7 +405,7 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 const pep440::SpecifierSet* spec = text.empty() ? nullptr : specifier(text);
                 if (!text.empty() && !spec) continue;
                 auto w = request.windows.find(requirement_key(name, text));
-                take_window(offered, spec, true, w == request.windows.end() ? request.initial_window : w->second, wanted);
+                take_window(offered, spec, true, w == request.windows.end() ? request.initial_window : w->second, wanted, ruled_out[name]);
             }
             if (request.beyond_constraints && named.count(name)) take_window(offered, nullptr, false, request.beyond_window, wanted);
             std::map<std::string, std::vector<const IndexRecord*>> files_of;
@@ -390,12 +442,16 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 if (r.requires_python.empty()) r.requires_python = probe.requires_python;
                 r.depends_known = true;
             }
+            if (!request.all_versions && rules_out(probe) && ruled_out[probed[i].name].insert(probed[i].version).second &&
+                queued.insert(probed[i].name).second)
+                queue.push_back(probed[i].name);   // its windows reach one release further
         }
         // What the versions read need: requirements on other projects (those already met are
-        // met again, at no cost).
+        // met again, at no cost), with the lines the extras asked of the project turn on.
         for (const auto& name : wave) {
             ProjectRead& p = out.projects[name];
             ParsedVersions& versions_of = parsed_of[name];
+            const std::set<std::string> extras = extras_of[name];
             std::set<std::string_view> followed;   // one version's files share their Requires-Dist
             for (const auto& r : p.files) {
                 if (!r.depends_known) continue;
@@ -404,7 +460,8 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 for (const auto& d : r.depends) {
                     try {
                         auto req = pep508::Requirement::parse(d);
-                        if (req.applies(request.marker_env)) require(req.normalized_name, req.specifier.str());
+                        if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
+                            require(req.normalized_name, req.specifier.str(), req.extras);
                     } catch (const InputError&) {
                     }
                 }

@@ -25,6 +25,10 @@ struct ClosureRequest {
     // Version constraints the spec puts on a project (normalized name -> specifiers): every
     // version read satisfies all of them, as every version the solve may take does.
     std::map<std::string, std::vector<std::string>> constraints;
+    // Extras the spec asks of a project (normalized name -> normalized extras): the Requires-Dist
+    // lines they turn on (`extra == "…"`) are followed too, as are those of every extra a
+    // dependency line asks (jupyter-events needs jsonschema[format-nongpl], which needs fqdn).
+    std::map<std::string, std::set<std::string>> extras;
     pep508::MarkerEnv marker_env;          // decides which Requires-Dist lines are followed
     // The target's wheel tags, best first (wheel::compatible_tags): a version's metadata is read
     // from the wheel the target installs best (see metadata_source). Empty: the first wheel listed.
@@ -78,6 +82,9 @@ struct IndexClosure {
     std::map<std::string, ProjectRead> projects;
     std::map<std::string, IndexRecords> find_links_left;   // find-links records of projects not reached yet
     std::vector<std::string> read_notes;   // what reading metadata said (whole files downloaded), every round
+    // Versions read that no solution can take, by their own metadata (normalized name -> versions):
+    // windows count past them. Kept across rounds.
+    std::map<std::string, std::set<std::string>> ruled_out;
     std::size_t pages_read = 0;            // PyPI project pages fetched
     std::size_t metadata_read = 0;         // versions whose metadata was read
 };

@@ -64,7 +64,8 @@ struct CoreMetadata {
     std::vector<std::string> requires_dist;
     std::vector<std::string> dynamic;   // Metadata 2.2+: fields the sdist leaves to the build
 };
-// RFC 822-style METADATA / PKG-INFO headers (continuation lines joined); the body is ignored.
+// RFC 822-style METADATA / PKG-INFO headers (continuation lines joined); the body is ignored. A line
+// that is not UTF-8 is read as Latin-1, as packaging reads it: the values are always UTF-8.
 CoreMetadata parse_core_metadata(std::string_view text);
 
 }  // namespace envlock::fetch

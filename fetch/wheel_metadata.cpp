@@ -16,6 +16,7 @@
 #include "fetch/zip_directory.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/utf8.hpp"
 
 namespace envlock::fetch {
 
@@ -404,7 +405,9 @@ std::map<std::string, std::string> packaging_files(archive* a, std::string_view 
         la_ssize_t n;
         while ((n = archive_read_data(a, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
         if (n < 0) throw InputError(std::string(source) + ": damaged sdist: " + archive_error_string(a));
-        out[rel] = std::move(text);
+        // setup.py and PKG-INFO of old sdists may be Latin-1 (argparse 0.8.0's "Copyright \xA9"):
+        // decoded as packaging and Python 2 read them, never a failure, and UTF-8 for the cache's JSON.
+        out[rel] = utf8::utf8_or_latin1(text);
     }
     return out;
 }

@@ -45,6 +45,30 @@ std::string valid(std::string_view text) {
     return out;
 }
 
+std::string utf8_or_latin1(std::string_view text) {
+    if (!invalid_at(text)) return std::string(text);
+    std::string out;
+    out.reserve(text.size() + text.size() / 8);
+    while (!text.empty()) {
+        std::size_t nl = text.find('\n');
+        std::string_view line = text.substr(0, nl == std::string_view::npos ? text.size() : nl + 1);
+        text.remove_prefix(line.size());
+        if (!invalid_at(line)) {
+            out.append(line);
+            continue;
+        }
+        for (unsigned char c : line) {   // Latin-1: each byte is the code point of the same value
+            if (c < 0x80) {
+                out.push_back(static_cast<char>(c));
+            } else {
+                out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+                out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+            }
+        }
+    }
+    return out;
+}
+
 void require(std::string_view text, std::string_view file) {
     auto bad = invalid_at(text);
     if (!bad) return;

@@ -880,6 +880,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         }
         request.pypi_names.push_back(req.normalized_name);
         if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
+        for (const auto& e : req.extras) request.extras[req.normalized_name].insert(pep508::normalize_name(e));
     }
     // conda: what the spec names, Python, and the toolchain an extension build may take.
     request.conda_names = {"python", "cuda-nvcc", "gcc", "gxx", "gcc_linux-64", "gxx_linux-64", "gcc_linux-aarch64", "gxx_linux-aarch64"};
@@ -950,6 +951,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
                 if (!req.applies(request.marker_env)) continue;
                 request.pypi_names.push_back(req.normalized_name);
                 if (!req.specifier.empty()) request.constraints[req.normalized_name].push_back(req.specifier.str());
+                for (const auto& e : req.extras) request.extras[req.normalized_name].insert(pep508::normalize_name(e));
             } catch (const InputError&) {
             }
         }
@@ -1033,10 +1035,14 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         in.unread = std::move(closure.unread);
         outcome = solve(in);
         if (outcome.widen.empty()) break;
+        std::string widened;
         for (const auto& [name, specifier] : outcome.widen) {
             auto& w = request.windows[fetch::requirement_key(name, specifier)];
             w = (w ? w : request.initial_window) * 2;
+            widened += std::string(widened.empty() ? "" : ", ") + name + (specifier.empty() ? "" : " " + specifier) + " (newest " +
+                       std::to_string(w) + ")";
         }
+        result.rounds.push_back("round " + std::to_string(round) + " reached versions not read; reading further: " + widened);
         std::size_t before = closure.metadata_read + closure.pages_read;
         fetch::read_more_pypi(request, closure, ctx);
         // Windows that reach nothing more (a requirement the closure's Python does not follow):

@@ -78,6 +78,9 @@ struct ResolveResult {
     std::optional<Lock> previous;                  // the lock that was there before, if any
     std::string explanation;                       // when not
     std::vector<std::string> notes;                // what the index closure left out, git revs not verified …
+    // For -v: why each solve round after the first was needed ("round 1 reached versions not
+    // read: numpy<2 now reads its newest 4 releases"), the lazy candidates' cost made visible.
+    std::vector<std::string> rounds;
     // The previous lock was current (same inputs, indexes unchanged) and proved again: it is
     // the result, and the file was left as it was.
     bool reused = false;

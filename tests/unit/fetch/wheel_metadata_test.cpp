@@ -2,8 +2,11 @@
 // member, the file's sha256 as a cache key for good, a failed read as an error naming the file.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <optional>
 #include <string>
 
+#include "fetch/pypi_readers.hpp"
 #include "fetch/settings.hpp"
 #include "fetch/wheel_metadata.hpp"
 #include "fetch/zip_directory.hpp"
@@ -171,4 +174,60 @@ TEST_CASE("zip directory: a big directory's end alone gives the METADATA entry, 
     auto meta = find_wheel_metadata(end);
     REQUIRE(meta);
     CHECK(read_zip_member(std::string_view(wheel).substr(meta->local_offset), *meta, "demo.whl") == kMetadata);
+}
+
+namespace {
+
+// argparse 0.8.0's sdist as the live index serves it (argparse-0.8.0.zip, 2007): its setup.py
+// declares utf-8 but its copyright line is Latin-1 ("\xA9" is the copyright sign), and its
+// PKG-INFO is Metadata 1.0 without requirements, so the setup.py is what gets read. These are
+// the file's own first lines and setup() call (CRLF as written), cut to what a reader looks at.
+const std::string kArgparseSetupPy =
+    "# -*- coding: utf-8 -*-\r\n\r\n# Copyright \xA9 2006 Steven J. Bethard <steven.berthard@gmail.com>.\r\n#\r\n"
+    "import textwrap\r\nimport distutils.core\r\n\r\ndistutils.core.setup(\r\n    name='argparse',\r\n"
+    "    version='0.8.0',\r\n    author='Steven Bethard',\r\n    license='BSD',\r\n    py_modules=['argparse'],\r\n)";
+const std::string kArgparsePkgInfo =
+    "Metadata-Version: 1.0\r\nName: argparse\r\nVersion: 0.8.0\r\n"
+    "Summary: An optparse-inspired command-line parsing library\r\nAuthor: Steven Bethard\r\nLicense: BSD\r\n";
+
+}  // namespace
+
+TEST_CASE("an sdist whose setup.py is Latin-1 is read as packaging reads it, kept as UTF-8, never a crash") {
+    TempTree tree;
+    std::string sdist = mirror::write_zip({{"argparse-0.8.0/PKG-INFO", kArgparsePkgInfo},
+                                           {"argparse-0.8.0/setup.py", kArgparseSetupPy},
+                                           {"argparse-0.8.0/argparse.py", "# the module\n"}},
+                                          false);
+    tree.write("files/argparse-0.8.0.zip", sdist);
+    HttpServer server(tree.str());
+    auto ctx = context(tree);
+    IndexRecord r = record_for(server.url() + "/files/argparse-0.8.0.zip", sdist);
+    r.name = "argparse";
+    r.version = "0.8.0";
+    IndexRecords records{r};
+    std::string seen_setup_py;
+    auto reader = [&](const std::map<std::string, std::string>& files) -> std::optional<std::vector<std::string>> {
+        seen_setup_py = files.at("setup.py");
+        return std::vector<std::string>{};
+    };
+    fill_metadata_from_sdists(records, ctx, reader);
+    CHECK(records[0].depends_known);
+    CHECK(records[0].depends.empty());
+    // The copyright sign arrives as U+00A9 in UTF-8, the rest byte for byte.
+    CHECK(seen_setup_py.find("# Copyright \xC2\xA9 2006 Steven J. Bethard") != std::string::npos);
+    CHECK(seen_setup_py.find("name='argparse'") != std::string::npos);
+    // A second run reads the kept packaging files (valid JSON), not the network.
+    server.clear_requests();
+    IndexRecords again{r};
+    seen_setup_py.clear();
+    fill_metadata_from_sdists(again, ctx, reader);
+    CHECK(server.requests().empty());
+    CHECK(seen_setup_py.find("\xC2\xA9") != std::string::npos);
+}
+
+TEST_CASE("core metadata: a header line that is not UTF-8 is Latin-1, as packaging's parser falls back") {
+    auto m = parse_core_metadata("Metadata-Version: 2.1\nName: caf\xE9\nVersion: 1.0\nAuthor: Jos\xE9\n"
+                                 "Requires-Dist: numpy ; extra == \"caf\xE9\"\nRequires-Dist: caf\xC3\xA9-utils\n\nbody \xFF\n");
+    CHECK(m.name == "caf\xC3\xA9");
+    CHECK(m.requires_dist == std::vector<std::string>{"numpy ; extra == \"caf\xC3\xA9\"", "caf\xC3\xA9-utils"});
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "tests/support/live_index_server.hpp"
@@ -16,7 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kTarget = "platform: linux-64\nglibc: \"2.28\"\ncpu-flags: [sse4_2, avx, avx2, fma]\n";
+const std::string kTarget = "platform: linux-64\nglibc: \"2.28\"\ncpu-flags: [sse4_2, avx, avx2, fma]\n";
+// The same machine with one GPU whose driver runs CUDA 12.4, as plain-PyPI torch 2.1.2 (CUDA 12.1) needs.
+const std::string kGpuTarget = kTarget + "driver: \"550.54.15\"\ndriver-cuda: \"12.4\"\ngpus:\n  - {name: \"NVIDIA GeForce RTX 4090\", sm: sm_89}\n";
 
 struct Resolve {
     fs::path dir;
@@ -37,11 +40,11 @@ std::string read(const fs::path& p) {
 // Resolves `requirements` for python 3.10 on x86_64 manylinux_2_28 against the index, into
 // `lock_name` under `dir` (a new lock name: no earlier lock or resolve memo short-cuts the run).
 Resolve resolve(const LiveIndexServer& index, const fs::path& dir, const std::vector<std::string>& requirements,
-                const std::string& lock_name = "envlock.yaml") {
+                const std::string& lock_name = "envlock.yaml", const std::string& target = kTarget) {
     std::string spec = "spec:\n  name: live\n  python: \"3.10\"\n  indexes: [\"" + index.index_url() + "\"]\n  requirements:\n";
     for (const auto& r : requirements) spec += "    - {pypi: \"" + r + "\"}\n";
     write(dir / "spec.yaml", spec);
-    write(dir / "target.yaml", kTarget);
+    write(dir / "target.yaml", target);
     Resolve out;
     out.dir = dir;
     out.run = run_envlock({"resolve", (dir / "spec.yaml").string(), "-o", (dir / lock_name).string(), "--target",
@@ -108,4 +111,39 @@ TEST_CASE("live index: a server that refuses ranges gives its sidecars, else who
     CHECK(sidecar_used);
     CHECK(whole_read);
     CHECK(r.run.err.find("refuses range requests") != std::string::npos);
+}
+
+TEST_CASE("live index: the torch spec costs under 2 MB and reads no other platform's or Python's wheel") {
+    // Issue #28's torch spec: 53 GB and the OOM killer before metadata was read by ranges from
+    // the wheel the target installs. Its pages and METADATA reads now fit in 2 MB, although every
+    // wheel served declares over 32 MB and torch's own page lists every platform's wheels.
+    LiveIndexServer index;
+    auto r = resolve(index, scratch_dir("live-torch"),
+                     {"torch==2.1.2", "torchvision==0.16.2", "numpy<2", "numba==0.58.1", "yapf==0.40.1", "mmengine==0.10.3"},
+                     "envlock.yaml", kGpuTarget);
+    INFO(r.run.err);
+    REQUIRE(r.run.exit_code == 0);
+    CHECK(locks(r.lock, "torch", "2.1.2"));
+    CHECK(locks(r.lock, "nvidia-cudnn-cu12", "8.9.2.26"));
+    CHECK(locks(r.lock, "mmengine", "0.10.3"));
+    auto recorded = index.recorded_files();
+    for (const auto& f : index.files_read()) {
+        CHECK_MESSAGE(recorded.count(f), f);
+        CHECK_MESSAGE(f.find("macosx") == std::string::npos, f);
+        CHECK_MESSAGE(f.find("aarch64") == std::string::npos, f);
+        CHECK_MESSAGE(f.find("win_amd64") == std::string::npos, f);
+    }
+    for (const auto& s : index.served())
+        if (s.path.rfind("/files/", 0) == 0 && s.status < 300) CHECK_MESSAGE(s.bytes < (1u << 20), s.path);
+    // Each page once, however many rounds the solve took; the rest is metadata reads.
+    std::uint64_t page_bytes = 0, file_bytes = 0;
+    std::set<std::string> pages;
+    for (const auto& s : index.served()) {
+        if (s.path.rfind("/simple/", 0) == 0) CHECK_MESSAGE(pages.insert(s.path).second, "fetched twice: " << s.path);
+        (s.path.rfind("/simple/", 0) == 0 ? page_bytes : file_bytes) += s.bytes;
+    }
+    MESSAGE("bytes served: " << index.bytes_served() << " in " << index.served().size() << " answers; pages " << page_bytes
+                             << ", metadata reads " << file_bytes);
+    CHECK(file_bytes < (std::uint64_t(2) << 20));
+    CHECK(page_bytes + file_bytes == index.bytes_served());
 }

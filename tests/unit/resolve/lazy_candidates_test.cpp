@@ -144,6 +144,24 @@ TEST_CASE("a newer release passed over for an unread version of its requirement 
     CHECK(locked_version(r.lock, "b") == "1.2");
 }
 
+TEST_CASE("the lines an extra turns on are read too (jupyter-events needs jsonschema[format-nongpl], which needs fqdn)") {
+    // Not reading fqdn made the newest jupyter-events look unsatisfiable, and the book case went
+    // back through hundreds of old jupyter releases to avoid it.
+    std::vector<Release> releases{{"events", "0.4.0", {"schema>=3"}},
+                                  {"events", "0.12.1", {"schema[format-nongpl]>=4.18"}},
+                                  {"schema", "4.25.1", {"attrs", "fqdn ; extra == \"format-nongpl\"", "idna ; extra == \"format\""}},
+                                  {"attrs", "25.4.0", {}},
+                                  {"fqdn", "1.5.1", {}},
+                                  {"idna", "3.10", {}}};
+    std::vector<std::string> reads;
+    auto r = lazy_equals_complete("extras", releases, "events", &reads);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(locked_version(r.lock, "events") == "0.12.1");
+    CHECK(locked_version(r.lock, "fqdn") == "1.5.1");
+    // Only the extra asked for: idna is another extra's.
+    CHECK(std::none_of(reads.begin(), reads.end(), [](const std::string& f) { return f.rfind("idna-", 0) == 0; }));
+}
+
 TEST_CASE("unsatisfiable is said only when no unread version could satisfy, and it is the complete problem's answer") {
     std::vector<Release> releases = many("q", 0, 30, {"r>=5"});
     releases.push_back({"r", "1.0", {}});
