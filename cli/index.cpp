@@ -40,14 +40,14 @@ nlohmann::json file_json(const IndexRecord& r) {
                         {"url", r.url}, {"source", r.ecosystem == Ecosystem::conda ? r.channel : r.index}};
     if (r.ecosystem == Ecosystem::conda) {
         j["build"] = r.build;
-        j["build_number"] = r.build_number;
+        j["build-number"] = r.build_number;
         j["subdir"] = r.subdir;
         j["depends"] = r.depends;
-        if (!r.track_features.empty()) j["track_features"] = r.track_features;
+        if (!r.track_features.empty()) j["track-features"] = r.track_features;
         if (!r.noarch.empty()) j["noarch"] = r.noarch;
     } else {
         j["tags"] = r.build;
-        if (!r.requires_python.empty()) j["requires_python"] = r.requires_python;
+        if (!r.requires_python.empty()) j["requires-python"] = r.requires_python;
         if (r.yanked) j["yanked"] = r.yanked_reason.empty() ? nlohmann::json(true) : nlohmann::json(r.yanked_reason);
     }
     if (!r.sha256.empty()) j["sha256"] = r.sha256;

@@ -70,9 +70,9 @@ void inspect_gpu(const InspectOptions& o) {
     const kb::GpuRow* row = kb::parse_sm(o.query) ? nullptr : kb::find_gpu(k, o.query);
     std::string first = first_nvcc_for(k, sm);
     if (o.json) {
-        json j = {{"query", o.query}, {"sm", kb::sm_name(sm)}, {"compute_capability", kb::cc_name(sm)},
+        json j = {{"query", o.query}, {"sm", kb::sm_name(sm)}, {"compute-capability", kb::cc_name(sm)},
                   {"name", row ? json(row->name) : json(nullptr)}, {"unverified", row && row->unverified},
-                  {"source", row ? json(kb::public_source(row->source)) : json(nullptr)}, {"first_nvcc", first.empty() ? json(nullptr) : json(first)}};
+                  {"source", row ? json(kb::public_source(row->source)) : json(nullptr)}, {"first-nvcc", first.empty() ? json(nullptr) : json(first)}};
         if (row && row->unverified) j["why"] = row->why;
         std::cout << j.dump(2) << "\n";
         return;
@@ -110,13 +110,13 @@ void inspect_driver(const InspectOptions& o) {
                              [&](const kb::CudaDriverRow* seen) { return kb::major_minor(seen->cuda) == kb::major_minor(u->cuda); }))
                 later_unknown.push_back(u);
     if (o.json) {
-        json j = {{"driver", o.query}, {"max_cuda", *max}, {"toolkit_release", row ? json(row->cuda) : json(nullptr)},
+        json j = {{"driver", o.query}, {"max-cuda", *max}, {"toolkit-release", row ? json(row->cuda) : json(nullptr)},
                   {"source", row ? json(kb::public_source(row->source)) : json(nullptr)}};
-        j["newer_toolkits_driver_unknown"] = json::array();
+        j["newer-toolkits-driver-unknown"] = json::array();
         for (const auto* u : later_unknown)
-            j["newer_toolkits_driver_unknown"].push_back({{"cuda", kb::major_minor(u->cuda)}, {"why", u->why}});
-        j["minor_version_compatibility"] = mvc_applies
-            ? json{{"cuda_major", mvc->cuda_major}, {"min_driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}}
+            j["newer-toolkits-driver-unknown"].push_back({{"cuda", kb::major_minor(u->cuda)}, {"why", u->why}});
+        j["minor-version-compatibility"] = mvc_applies
+            ? json{{"cuda-major", mvc->cuda_major}, {"min-driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}}
             : json(nullptr);
         std::cout << j.dump(2) << "\n";
         return;
@@ -149,15 +149,15 @@ void inspect_cuda(const InspectOptions& o) {
             if (kb::major_minor(r.cuda) == kb::major_minor(o.query) && r.linux_driver == *linux_min) { drow = &r; break; }
     if (o.json) {
         json j = {{"cuda", o.query}};
-        j["min_driver"] = {{"linux", linux_min ? json(*linux_min) : json(nullptr)},
+        j["min-driver"] = {{"linux", linux_min ? json(*linux_min) : json(nullptr)},
                            {"windows", windows_min ? json(*windows_min) : json(nullptr)},
                            {"source", drow ? json(kb::public_source(drow->source)) : json(nullptr)}};
-        if (!linux_min && !unknown.empty()) j["min_driver"]["unknown"] = {{"releases", [&] {
+        if (!linux_min && !unknown.empty()) j["min-driver"]["unknown"] = {{"releases", [&] {
             json a = json::array();
             for (const auto* u : unknown) a.push_back(u->cuda);
             return a;
         }()}, {"why", unknown.front()->why}};
-        j["minor_version_compatibility"] = mvc ? json{{"min_driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}} : json(nullptr);
+        j["minor-version-compatibility"] = mvc ? json{{"min-driver", mvc->min_driver}, {"source", kb::public_source(mvc->source)}} : json(nullptr);
         if (targets) {
             json sm = json::array();
             for (int s : kb::nvcc_sm_targets(k, o.query)) sm.push_back(kb::sm_name(s));
@@ -167,11 +167,11 @@ void inspect_cuda(const InspectOptions& o) {
             j["nvcc"] = nullptr;
         }
         if (hc) {
-            j["host_compiler"] = {{"gcc_max", hc->gcc_max}, {"clang_max", hc->clang_max ? json(*hc->clang_max) : json(nullptr)},
+            j["host-compiler"] = {{"gcc-max", hc->gcc_max}, {"clang-max", hc->clang_max ? json(*hc->clang_max) : json(nullptr)},
                                   {"unverified", hc->unverified}, {"source", kb::public_source(hc->source)}};
-            if (hc->unverified) j["host_compiler"]["why"] = hc->why;
+            if (hc->unverified) j["host-compiler"]["why"] = hc->why;
         } else {
-            j["host_compiler"] = nullptr;
+            j["host-compiler"] = nullptr;
         }
         std::cout << j.dump(2) << "\n";
         return;
@@ -217,30 +217,30 @@ void inspect_torch(const InspectOptions& o) {
     }
     auto cpp = kb::torch_cpp_extension_row(k, o.query);
     if (o.json) {
-        json j = {{"torch", o.query}, {"release", rel->version}, {"series_releases", kb::torch_series_releases(k, o.query)},
+        json j = {{"torch", o.query}, {"release", rel->version}, {"series-releases", kb::torch_series_releases(k, o.query)},
                   {"python", {{"min", rel->python_min.empty() ? json(nullptr) : json(rel->python_min)},
                               {"max", rel->python_max.empty() ? json(nullptr) : json(rel->python_max)}}},
-                  {"variants", rel->variants}, {"variants_unverified", rel->variants_unverified}, {"conda_cuda", rel->conda_cuda},
-                  {"pypi_default", rel->pypi_default.empty() ? json(nullptr) : json(rel->pypi_default)},
+                  {"variants", rel->variants}, {"variants-unverified", rel->variants_unverified}, {"conda-cuda", rel->conda_cuda},
+                  {"pypi-default", rel->pypi_default.empty() ? json(nullptr) : json(rel->pypi_default)},
                   {"torchvision", rel->torchvision}, {"torchaudio", rel->torchaudio}, {"source", kb::public_source(rel->source)},
-                  {"python_source", kb::public_source(rel->python_source)}};
+                  {"python-source", kb::public_source(rel->python_source)}};
         if (!rel->note.empty()) j["note"] = rel->note;
-        if (!rel->pypi_default_source.empty()) j["pypi_default_source"] = kb::public_source(rel->pypi_default_source);
-        j["arch_lists"] = json::array();
+        if (!rel->pypi_default_source.empty()) j["pypi-default-source"] = kb::public_source(rel->pypi_default_source);
+        j["arch-lists"] = json::array();
         for (const auto& a : archs) {
             json e = {{"kind", a.kind}, {"variant", a.variant}};
             if (a.row) {
                 e.update(arch_json(a.row->archs));
-                e["arch_list"] = a.row->arch_list;
+                e["arch-list"] = a.row->arch_list;
                 e["unverified"] = a.row->unverified;
                 if (a.row->unverified) e["why"] = a.row->why;
                 e["source"] = kb::public_source(a.row->source);
             } else {
-                e["arch_list"] = nullptr;
+                e["arch-list"] = nullptr;
             }
-            j["arch_lists"].push_back(e);
+            j["arch-lists"].push_back(e);
         }
-        j["cpp_extension"] = cpp ? json{{"arches", cpp->arches}, {"unverified", cpp->unverified}, {"source", kb::public_source(cpp->source)}} : json(nullptr);
+        j["cpp-extension"] = cpp ? json{{"arches", cpp->arches}, {"unverified", cpp->unverified}, {"source", kb::public_source(cpp->source)}} : json(nullptr);
         std::cout << j.dump(2) << "\n";
         return;
     }

@@ -109,7 +109,7 @@ void add_requirement(CLI::App& inspect, int& exit_code) {
         auto j = req.to_json();
         if (!args->python.empty()) {
             auto env = pep508::MarkerEnv::for_target(args->python, args->platform.empty() ? "linux-64" : args->platform);
-            j["marker_applies"] = req.applies(env, std::set<std::string>(args->extras.begin(), args->extras.end()));
+            j["marker-applies"] = req.applies(env, std::set<std::string>(args->extras.begin(), args->extras.end()));
         }
         std::cout << j.dump(2) << "\n";
     });
@@ -129,16 +129,16 @@ void add_wheel(CLI::App& inspect, int& exit_code) {
         auto w = wheel::WheelName::parse(args->filename);
         nlohmann::json j;
         j["name"] = w.name;
-        j["normalized_name"] = w.normalized_name;
+        j["normalized-name"] = w.normalized_name;
         j["version"] = w.version;
-        j["build_tag"] = w.build_tag;
+        j["build-tag"] = w.build_tag;
         j["tags"] = nlohmann::json::array();
         for (const auto& t : w.tags) j["tags"].push_back(t.str());
         if (!args->python.empty()) {
             auto tags = wheel::compatible_tags(args->python, args->platform.empty() ? "linux-64" : args->platform, args->glibc);
             int rank = wheel::best_tag_rank(w, tags);
             j["compatible"] = rank >= 0;
-            j["tag_rank"] = rank >= 0 ? nlohmann::json(rank) : nlohmann::json(nullptr);
+            j["tag-rank"] = rank >= 0 ? nlohmann::json(rank) : nlohmann::json(nullptr);
         }
         std::cout << j.dump(2) << "\n";
     });

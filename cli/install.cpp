@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "fetch/files.hpp"
 #include "fetch/settings.hpp"
 #include "install/install.hpp"
+#include "install/python_env.hpp"
 #include "resolver/lock/lock.hpp"
 #include "resolver/specs/errors.hpp"
 
@@ -26,7 +28,7 @@ struct InstallFlags {
     std::string lock, prefix, target, cache_dir, link_mode = "hardlink";
     std::vector<std::string> mirrors, mirrors_files;
     std::string python;
-    bool offline = false, repair = false, dry_run = false, quiet = false, compile = false, json = false;
+    bool offline = false, repair = false, dry_run = false, quiet = false, compile = false, json = false, seed = false;
     int jobs = 0;
 };
 
@@ -69,6 +71,9 @@ public:
         if (tty_ && drawn_) std::cerr << "\r\033[K" << std::flush;
         drawn_ = false;
     }
+    // For the summary: packages downloaded, and packages the cache already held.
+    size_t downloaded() const { return finished_; }
+    size_t cached() const { return cached_; }
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -103,7 +108,17 @@ private:
     Clock::time_point start_, last_;
 };
 
-void print_plan(const install::InstallPlan& plan, bool dry_run) {
+// What uv says after an install ("Installed 3 packages in 8ms"): the counts, the time, and
+// where the files came from. `seconds` < 0 for a dry run.
+std::string summary_tail(double seconds, size_t downloaded, size_t cached) {
+    if (seconds < 0) return "";
+    char took[32];
+    if (seconds < 1) std::snprintf(took, sizeof took, "%dms", static_cast<int>(seconds * 1000));
+    else std::snprintf(took, sizeof took, "%.2fs", seconds);
+    return std::string(" in ") + took + " (" + std::to_string(downloaded) + " downloaded, " + std::to_string(cached) + " from the cache)";
+}
+
+void print_plan(const install::InstallPlan& plan, bool dry_run, const std::string& tail = "") {
     for (const auto& r : plan.reasons) std::cout << "  (" << r << ")\n";
     std::set<std::string> added;
     for (const auto& a : plan.add) added.insert(a.name);
@@ -118,8 +133,8 @@ void print_plan(const install::InstallPlan& plan, bool dry_run) {
         if (it != removed.end()) std::cout << "  ~ " << a.name << " " << it->second << " -> " << a.version << " (" << a.kind << ")\n";
         else std::cout << "  + " << a.name << " " << a.version << " (" << a.kind << ")\n";
     }
-    std::cout << (dry_run ? "would install " : "installed ") << plan.add.size() << ", remove " << plan.remove.size()
-              << ", keep " << plan.keep << " packages";
+    if (dry_run) std::cout << "would install " << plan.add.size() << ", remove " << plan.remove.size() << ", keep " << plan.keep << " packages";
+    else std::cout << "installed " << plan.add.size() << ", removed " << plan.remove.size() << ", kept " << plan.keep << " packages" << tail;
     if (dry_run && bytes) std::cout << " (" << human_bytes(bytes) << " to fetch unless cached)";
     std::cout << "\n";
 }
@@ -167,7 +182,8 @@ bool sync_environment(const Lock& lock, const std::string& prefix, const std::st
     progress.finish();
     if (r.changed)
         std::cerr << "envlock: installed " << r.plan.add.size() << ", removed " << r.plan.remove.size() << ", kept " << r.plan.keep
-                  << " packages in " << fs::absolute(o.prefix).lexically_normal().string() << "\n";
+                  << " packages in " << fs::absolute(o.prefix).lexically_normal().string() << " ("
+                  << progress.downloaded() << " downloaded, " << progress.cached() << " from the cache)\n";
     return r.changed;
 }
 
@@ -189,6 +205,8 @@ void add_install(CLI::App& app, int& exit_code) {
     cmd->add_flag("--compile", f->compile, "write bytecode (__pycache__/*.pyc) for the .py files of wheels and of conda noarch: python packages, as pip and conda do by default");
     cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors (no progress, no per-package lines)");
     cmd->add_flag("--json", f->json, "print the plan and what changed as JSON (no progress lines)");
+    cmd->add_flag("--seed", f->seed, "a venv lock: give the venv pip (as `uv venv --seed`), from a pip wheel in the spec's find-links "
+                                      "folders, the base interpreter's ensurepip or /usr/share/python-wheels; no index is read");
     cmd->callback([cmd, f, &exit_code] {
         std::string path = lock_path(f->lock);
         Lock lock = read_lock(read_text_file(path, "lock"), path);
@@ -237,13 +255,25 @@ void add_install(CLI::App& app, int& exit_code) {
             };
         o.fetch_progress = [&progress](const install::FetchProgress& p) { progress.update(p); };
 
+        const auto started = std::chrono::steady_clock::now();
         install::InstallResult r = install::install_lock(lock, o);
         progress.finish();
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        // Seeded after the transaction, by pip itself: envlock's record of the env does not
+        // list it, so `run` and a later install leave it be (`install --repair` takes it out).
+        std::string seeded;
+        if (f->seed && !f->dry_run) {
+            bool conda_python = std::any_of(lock.packages.begin(), lock.packages.end(),
+                                            [](const LockedPackage& p) { return p.kind == Ecosystem::conda && p.name == "python"; });
+            if (conda_python) throw InputError("--seed is for a venv lock; this lock's conda python gets pip from conda (add pip to the requirements)");
+            seeded = install::seed_pip(o.prefix.string(), lock.spec.find_links);
+        }
         if (f->json) {
             std::cout << result_json(r, o.prefix, f->dry_run, f->repair).dump(2) << "\n";
             return;
         }
         if (quiet) return;
+        if (!seeded.empty()) std::cerr << "seeded " << seeded << "\n";
         for (const auto& line : r.recovered)
             if (f->dry_run) std::cout << line << "\n";
         if (f->dry_run) {
@@ -263,7 +293,7 @@ void add_install(CLI::App& app, int& exit_code) {
             std::cout << "\n";
         } else {
             std::cout << fs::absolute(o.prefix).lexically_normal().string() << ":\n";
-            print_plan(r.plan, false);
+            print_plan(r.plan, false, summary_tail(seconds, progress.downloaded(), progress.cached()));
             if (f->repair)
                 std::cout << "repaired: " << r.restored.size() << " files restored, " << r.removed_foreign.size()
                           << " foreign files removed\n";

@@ -53,11 +53,11 @@ void add_why(CLI::App& app, int& exit_code) {
             j["version"] = pkg->version;
             j["kind"] = pkg->kind == Ecosystem::conda ? "conda" : pkg->kind == Ecosystem::pypi ? "pypi" : "source";
             j["url"] = pkg->url;
-            j["requested_by"] = pkg->requested_by;
+            j["requested-by"] = pkg->requested_by;
             if (pkg->cuda) j["cuda"] = {{"runtime", pkg->cuda->runtime}, {"sm", pkg->cuda->sm}, {"ptx", pkg->cuda->ptx}};
-            j["ruled_out"] = nlohmann::json::array();
-            for (const auto* d : ruled_out) j["ruled_out"].push_back({{"id", d->id}, {"excluded", d->excluded}, {"reason", d->reason}});
-            if (is_torch) j["toolchain_notes"] = lock.toolchain.notes;
+            j["ruled-out"] = nlohmann::json::array();
+            for (const auto* d : ruled_out) j["ruled-out"].push_back({{"id", d->id}, {"excluded", d->excluded}, {"reason", d->reason}});
+            if (is_torch) j["toolchain-notes"] = lock.toolchain.notes;
             std::cout << j.dump(2) << "\n";
             return;
         }

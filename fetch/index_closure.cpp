@@ -101,8 +101,14 @@ void take_window(const std::vector<Offered>& offered, const pep440::SpecifierSet
     std::vector<const Offered*> matches;
     for (int pass = 0; pass < 2 && matches.empty(); ++pass) {
         std::optional<bool> pre = pass == 0 ? std::nullopt : std::optional<bool>(true);
-        for (const auto& o : offered)
-            if ((!within_constraints || o.allowed) && (!spec || spec->contains(o.version, pre))) matches.push_back(&o);
+        for (const auto& o : offered) {
+            // A requirement without a specifier is the empty set: every final release, pre-releases
+            // only when nothing else is offered (jupyterlab's newest two are 4.7.0 alphas, which the
+            // solve passes over). Beyond the constraints (for an explanation) every release counts:
+            // the nearest working set may be a pre-release (mmdet3d 1.0.0rc1).
+            bool admitted = spec ? spec->contains(o.version, pre) : !within_constraints || pre.value_or(false) || !o.version.is_prerelease();
+            if ((!within_constraints || o.allowed) && admitted) matches.push_back(&o);
+        }
     }
     std::stable_partition(matches.begin(), matches.end(), [](const Offered* o) { return o->fits; });
     std::set<std::string> releases;

@@ -1,9 +1,15 @@
 #include "install/export.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <set>
+#include <sstream>
 
+#include "fetch/url.hpp"
+#include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep440.hpp"
+#include "resolver/specs/pep508.hpp"
 #include "resolver/specs/wheel.hpp"
 
 namespace envlock::install {
@@ -23,11 +29,6 @@ std::string channel_name(const std::string& channel) {
     return channel;
 }
 
-// The pip index options a lock's PyPI packages came through: the spec's indexes and find-links
-// pages first, then any page a package names that the spec does not.
-struct PipSources {
-    std::vector<std::string> indexes, find_links;
-};
 
 std::string without_slash(std::string url) {
     while (!url.empty() && url.back() == '/') url.pop_back();
@@ -43,6 +44,10 @@ std::string index_of(const LockedPackage& p) {
     return c;
 }
 
+}  // namespace
+
+// The pip index options a lock's PyPI packages came through: the spec's indexes and find-links
+// pages first, then any page a package names that the spec does not.
 PipSources pip_sources(const Lock& lock) {
     PipSources s;
     s.indexes = lock.spec.indexes;
@@ -60,6 +65,8 @@ PipSources pip_sources(const Lock& lock) {
     }
     return s;
 }
+
+namespace {
 
 std::vector<std::string> pip_option_lines(const PipSources& s) {
     std::vector<std::string> out;
@@ -109,9 +116,15 @@ std::string valid_for(const Lock& lock) {
            "# platform reports a hash mismatch; resolve for that machine (envlock resolve --python X.Y --target FILE).\n";
 }
 
-std::string export_requirements(const Lock& lock, std::string_view lock_name) {
+std::string export_requirements(const Lock& lock, std::string_view lock_name, const RequirementsOptions& o) {
     std::string out = header(lock, lock_name, "pip requirements with hashes");
-    out += valid_for(lock);
+    const bool every_file = !o.files.empty();
+    if (!every_file) out += valid_for(lock);
+    else if (o.python.empty())
+        out += "# Valid for any Python and platform the locked releases have a file for: every file's hash is listed.\n";
+    else
+        out += "# Valid for Python " + o.python + " on " + (o.platform.empty() ? std::string("linux-64") : o.platform) +
+               ": the hashes of the files of each locked release that pip installs there.\n";
     out += "# Install with: pip install --no-deps --require-hashes -r <this file>\n";
     std::vector<std::string> conda, sources;
     for (const auto& p : lock.packages) {
@@ -128,7 +141,14 @@ std::string export_requirements(const Lock& lock, std::string_view lock_name) {
         if (p.kind != Ecosystem::pypi) continue;
         if (p.sha256.empty())
             throw InputError(std::string(lock_name) + ": " + p.name + " " + p.version + " has no sha256, which --require-hashes needs");
-        out += pip_pin(p) + " \\\n    --hash=sha256:" + p.sha256 + "\n";
+        std::vector<std::string> hashes{p.sha256};
+        if (every_file) {
+            auto it = o.files.find(pep508::normalize_name(p.name));
+            hashes = release_hashes(p, it == o.files.end() ? IndexRecords{} : it->second, o.python, o.platform);
+        }
+        out += pip_pin(p);
+        for (const auto& h : hashes) out += " \\\n    --hash=sha256:" + h;
+        out += "\n";
     }
     if (!sources.empty()) {
         // pip refuses VCS requirements in hash-checking mode: they go after, by commit.
@@ -217,9 +237,57 @@ ExportFormat parse_export_format(std::string_view name) {
     throw InputError("export: unknown format '" + std::string(name) + "'; expected requirements, conda-explicit or environment-yml");
 }
 
-std::string export_lock(const Lock& lock, ExportFormat format, std::string_view lock_name) {
+std::vector<std::string> release_hashes(const LockedPackage& p, const IndexRecords& files, const std::string& python,
+                                        const std::string& platform) {
+    auto locked_version = pep440::Version::try_parse(p.version);
+    std::vector<wheel::Tag> tags;
+    if (!python.empty()) tags = wheel::compatible_tags(python, platform.empty() ? "linux-64" : platform, "");
+    std::vector<std::string> out;
+    const std::string locked_file = p.url.substr(p.url.rfind('/') + 1);
+    bool locked_fits = python.empty();
+    for (const auto& r : files) {
+        auto v = pep440::Version::try_parse(r.version);
+        if (!v || !locked_version || !(*v == *locked_version) || r.yanked) continue;
+        bool is_wheel = r.filename.ends_with(".whl");
+        if (!python.empty() && !r.requires_python.empty()) {
+            try {
+                if (!pep440::SpecifierSet::parse(r.requires_python).contains(pep440::Version::parse(python), true)) continue;
+            } catch (const InputError&) {
+            }
+        }
+        if (!python.empty() && is_wheel) {
+            try {
+                if (wheel::best_tag_rank(wheel::WheelName::parse(r.filename), tags) < 0) continue;
+            } catch (const InputError&) {
+                continue;
+            }
+        }
+        std::string hash = r.sha256;
+        if (hash.empty() && fetch::is_file_url(r.url)) {
+            std::ifstream in(fetch::file_url_path(r.url), std::ios::binary);
+            std::stringstream bytes;
+            bytes << in.rdbuf();
+            if (in) hash = sha256_hex(bytes.str());
+        }
+        if (hash.empty()) continue;
+        if (r.filename == locked_file) locked_fits = true;
+        if (std::find(out.begin(), out.end(), hash) == out.end()) out.push_back(hash);
+    }
+    if (out.empty() && !python.empty())
+        throw UnmetError(p.name + " " + p.version + " has no file for Python " + python + " on " +
+                         (platform.empty() ? std::string("linux-64") : platform) + " on its index");
+    // The locked file first; it stays even where the index no longer lists it.
+    if (locked_fits && !p.sha256.empty()) {
+        std::erase(out, p.sha256);
+        out.insert(out.begin(), p.sha256);
+    }
+    std::sort(out.begin() + (locked_fits && !p.sha256.empty() ? 1 : 0), out.end());
+    return out;
+}
+
+std::string export_lock(const Lock& lock, ExportFormat format, std::string_view lock_name, const RequirementsOptions& requirements) {
     switch (format) {
-        case ExportFormat::requirements: return export_requirements(lock, lock_name);
+        case ExportFormat::requirements: return export_requirements(lock, lock_name, requirements);
         case ExportFormat::conda_explicit: return export_explicit(lock, lock_name);
         case ExportFormat::environment_yml: return export_environment_yml(lock, lock_name);
     }

@@ -9,13 +9,17 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "fetch/files.hpp"
 #include "fetch/process.hpp"
+#include "fetch/url.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
+#include "resolver/specs/pep440.hpp"
 #include "resolver/specs/wheel.hpp"
 
 namespace envlock::install {
@@ -335,4 +339,54 @@ std::string locked_python(const Lock& lock) {
     return minors.size() == 1 ? *minors.begin() : "";
 }
 
+std::string seed_pip(const std::string& prefix, const std::vector<std::string>& find_links) {
+    std::error_code ec;
+    const fs::path bin = fs::path(prefix) / "bin";
+    if (fs::exists(bin / "pip", ec)) return "";
+    const fs::path python = bin / "python";
+    if (!fs::exists(python, ec)) throw EnvironmentError(prefix + " has no bin/python to seed pip into (install the lock first)");
+    // The base interpreter's own bundled wheels: <base prefix>/lib/pythonX.Y/ensurepip/_bundled.
+    std::vector<std::string> dirs;
+    for (const auto& f : find_links) {
+        std::string dir = fetch::is_file_url(f) ? fetch::file_url_path(f) : f;
+        if (fs::is_directory(dir, ec)) dirs.push_back(dir);
+    }
+    auto probe = run_process({python.string(), "-c", "import sys, sysconfig; print(sys.base_prefix); print(sysconfig.get_python_version())"}, 30);
+    if (probe.exit_code == 0) {
+        std::istringstream lines(probe.out);
+        std::string base, mm;
+        std::getline(lines, base);
+        std::getline(lines, mm);
+        dirs.push_back(base + "/lib/python" + mm + "/ensurepip/_bundled");
+    }
+    dirs.push_back("/usr/share/python-wheels");
+    std::string best;
+    std::optional<pep440::Version> best_version;
+    for (const auto& d : dirs) {
+        for (const auto& e : fs::directory_iterator(d, ec)) {
+            std::string name = e.path().filename().string();
+            if (name.rfind("pip-", 0) != 0 || !name.ends_with(".whl")) continue;
+            std::optional<pep440::Version> v;
+            try {
+                v = pep440::Version::try_parse(wheel::WheelName::parse(name).version);
+            } catch (const InputError&) {
+            }
+            if (v && (!best_version || *best_version < *v)) best = e.path().string(), best_version = v;
+        }
+        if (!best.empty()) break;   // an earlier source wins: the spec's own folders first
+    }
+    if (best.empty()) {
+        std::string where;
+        for (const auto& d : dirs) where += "\n  " + d;
+        throw EnvironmentError("--seed: no pip wheel (pip-*.whl) in any of:" + where +
+                               "\n(put one in a find-links folder of the spec, or add pip to the requirements and resolve again)");
+    }
+    auto r = run_process({python.string(), best + "/pip", "install", "--no-index", "--no-deps", "--no-cache-dir",
+                                 "--disable-pip-version-check", "--quiet", best}, 300);
+    if (r.exit_code != 0 || !fs::exists(bin / "pip", ec))
+        throw EnvironmentError("--seed: pip could not install " + best + " into " + prefix + ":\n" + r.out);
+    return "pip " + best_version->str() + " from " + best;
+}
+
 }  // namespace envlock::install
+

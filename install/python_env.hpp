@@ -49,6 +49,14 @@ BaseInterpreter find_interpreter(const std::string& version, const std::vector<s
 // An existing pyvenv.cfg on another base is replaced; existing site-packages are kept.
 void create_venv(const std::string& prefix, const BaseInterpreter& base);
 
+// `install --seed` (as `uv venv --seed`): pip for a venv that has none. The wheel is the newest
+// pip-*.whl among `find_links` (local folders the spec names), then the base interpreter's own
+// ensurepip wheels, then the distribution's (/usr/share/python-wheels, Debian's python3-pip-whl);
+// pip installs itself from it (`python pip.whl/pip install pip.whl`, no index). Returns what it
+// did ("pip 23.0.1 from /usr/share/python-wheels/…"), "" when the venv has pip already;
+// EnvironmentError naming where it looked when there is no such wheel or pip fails.
+std::string seed_pip(const std::string& prefix, const std::vector<std::string>& find_links);
+
 // The Python version a lock wants: its conda python's version; without one, the spec's python
 // ("3.8"), else the one CPython minor its cpXY wheels agree on. "" when the lock says nothing.
 std::string locked_python(const Lock& lock);

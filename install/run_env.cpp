@@ -436,7 +436,7 @@ std::string missing_in_environment(const RunEnvironment& env, const std::vector<
     std::error_code ec;
     if (fs::exists(fs::path(env.prefix) / "bin" / cmd, ec)) return "";
     if (tool("pip"))
-        return cmd + ": the environment " + env.prefix + " has no pip (a venv gets none: add pip to the requirements and resolve again), "
+        return cmd + ": the environment " + env.prefix + " has no pip (a venv gets none: `envlock install --seed` adds one, or add pip to the requirements and resolve again), "
                "and the host's would install into another Python";
     return cmd + ": the environment " + env.prefix + " has no " + cmd + ", and the host's is another Python";
 }

@@ -103,8 +103,17 @@ StagePaths stage_paths(const fs::path& prefix_in) {
     if (name.empty() || prefix == prefix.root_path())
         throw InputError("--prefix " + prefix_in.string() + ": expected a directory below /, not the root");
     fs::path parent = prefix.parent_path();
-    auto beside = [&](const char* what) { return parent / ("." + name + ".envlock-" + what); };
-    return {prefix, beside("lock"), beside("journal"), beside("staging"), beside("scratch"), beside("old")};
+    fs::path helpers = parent.filename() == ".envlock" ? parent : parent / ".envlock";
+    auto beside = [&](const char* what) { return helpers / ("." + name + ".envlock-" + what); };
+    return {prefix, helpers, beside("lock"), beside("journal"), beside("staging"), beside("scratch"), beside("old")};
+}
+
+void make_helper_dir(const StagePaths& p) {
+    std::error_code ec;
+    fs::create_directories(p.helpers, ec);
+    if (ec) throw EnvironmentError("cannot create " + p.helpers.string() + ": " + ec.message());
+    fs::path ignore = p.helpers / ".gitignore";
+    if (!fs::exists(ignore, ec)) write_file_atomically(ignore.string(), "*\n");
 }
 
 std::string new_generation() {
@@ -167,10 +176,11 @@ void swap_in(const StagePaths& p) {
         if (::rename(p.old.c_str(), p.stage.c_str()) != 0) fail("move aside", p.old, errno);
     }
     fsync_dir(p.prefix.parent_path());
+    if (p.helpers != p.prefix.parent_path()) fsync_dir(p.helpers);
 }
 
 // The atomic writer's temp files of the journal ("..<name>.envlock-journal.tmp-XXXXXX", from
-// mkstemp) that a kill -9 between write and rename left beside the prefix. Only an envlock
+// mkstemp) that a kill -9 between write and rename left in the helper folder. Only an envlock
 // holding the prefix lock writes this journal, and the caller holds it: none is in use.
 static void remove_journal_temps(const StagePaths& p) {
     const std::string stem = "." + p.journal.filename().string() + ".tmp-";
@@ -214,7 +224,10 @@ std::string recover(const StagePaths& p) {
     if (fs::exists(p.prefix, ec)) remove_tree_quietly(p.old);
     fs::remove(p.journal, ec);
     remove_journal_temps(p);
-    if (!said.empty()) fsync_dir(p.prefix.parent_path());
+    if (!said.empty()) {
+        fsync_dir(p.prefix.parent_path());
+        if (p.helpers != p.prefix.parent_path()) fsync_dir(p.helpers);
+    }
     return said;
 }
 

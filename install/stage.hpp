@@ -1,6 +1,6 @@
 #pragma once
-// The transaction's moving parts on disk: where the stage, journal and lock sit beside a
-// prefix, copying the live prefix into the stage (hardlinks), the atomic swap, and recovery
+// The transaction's moving parts on disk: where the stage, journal and lock sit (in the
+// `.envlock/` folder beside a prefix), copying the live prefix into the stage (hardlinks), the atomic swap, and recovery
 // of an interrupted swap. transaction.cpp strings them together.
 #include <filesystem>
 #include <functional>
@@ -11,11 +11,20 @@ namespace envlock::install {
 
 struct StagePaths {
     std::filesystem::path prefix;    // absolute, normalized
+    // The folder of the files below: `.envlock/` beside the prefix (the prefix's parent itself
+    // where that is the default `.envlock/`), so a project's `git status` shows none of them.
+    // Beside, not inside: the prefix is what the swap renames, and the stage must be on its
+    // filesystem.
+    std::filesystem::path helpers;
     std::filesystem::path lock, journal, stage, scratch, old;
 };
 
 // EnvironmentError-free: InputError when the prefix is "/" or has no name.
 StagePaths stage_paths(const std::filesystem::path& prefix);
+
+// Creates p.helpers with a `.gitignore` of "*" in it (as uv does in a venv), so the helper
+// files, and the default prefix inside, stay out of git.
+void make_helper_dir(const StagePaths& p);
 
 // A fresh random id for a transaction (16 hex digits).
 std::string new_generation();

@@ -294,7 +294,11 @@ const LockedPackage* conda_python(const Lock& lock) {
 
 }  // namespace
 
-fs::path prefix_lock_path(const fs::path& prefix) { return stage_paths(prefix).lock; }
+fs::path prefix_lock_path(const fs::path& prefix) {
+    StagePaths paths = stage_paths(prefix);
+    make_helper_dir(paths);
+    return paths.lock;
+}
 
 std::string recover_prefix(const fs::path& prefix) { return recover(stage_paths(prefix)); }
 
@@ -303,6 +307,7 @@ std::string settle_prefix(const fs::path& prefix, const std::function<void(const
     std::error_code ec;
     if (!fs::is_directory(paths.prefix.parent_path(), ec)) return "";
     try {
+        make_helper_dir(paths);
         FileLock lock(paths.lock, waiting);
         return recover(paths);
     } catch (const EnvironmentError&) {
@@ -386,6 +391,7 @@ InstallResult install_lock(const Lock& lock, const InstallOptions& o) {
     std::error_code ec;
     fs::create_directories(paths.prefix.parent_path(), ec);
     if (ec) throw EnvironmentError("cannot create " + paths.prefix.parent_path().string() + ": " + ec.message());
+    make_helper_dir(paths);
     FileLock prefix_lock(paths.lock, [&](const std::string& who) {
         say("waiting for another envlock to finish with " + prefix + (who.empty() ? "" : " (" + who + ")"));
     });

@@ -4,7 +4,8 @@
 // one, new packages written by their installers) and swapped in with one rename, so a program
 // sees the old prefix or the new one, never a mix; a journal, so whatever interrupts an
 // install, the next envlock rolls it back or completes it; and a file lock against concurrent
-// installs. Layout beside PREFIX (the prefix itself is what gets swapped):
+// installs. Layout in the `.envlock/` folder beside PREFIX (PREFIX's parent when that is the
+// default `.envlock/`; the prefix itself is what gets swapped; `.gitignore` "*" keeps git out):
 //   .<name>.envlock-lock      flock'd by the envlock working on the prefix
 //   .<name>.envlock-journal   present while a transaction is open
 //   .<name>.envlock-staging   the new tree; after the swap, the old one until it is deleted
@@ -111,8 +112,9 @@ std::string recover_prefix(const std::filesystem::path& prefix);
 // cannot be taken (a read-only parent) is read as it is unless a journal says it is mid-install.
 std::string settle_prefix(const std::filesystem::path& prefix, const std::function<void(const std::string&)>& waiting);
 
-// The prefix's lock file (beside it). `run`, `verify` and `export --prefix` take it (with
-// FileLock) and call recover_prefix before reading a prefix.
+// The prefix's lock file (in the `.envlock/` folder beside it, which this creates). `run`,
+// `verify` and `export --prefix` take it (with FileLock) and call recover_prefix before
+// reading a prefix.
 std::filesystem::path prefix_lock_path(const std::filesystem::path& prefix);
 
 }  // namespace envlock::install

@@ -1016,18 +1016,18 @@ nlohmann::json report_json(const VerifyReport& r) {
         if (!c.source.empty()) j["source"] = c.source;
         if (!c.log.empty()) j["log"] = c.log;
         if (!c.explained.empty()) {
-            j["known_failures"] = nlohmann::json::array();
+            j["known-failures"] = nlohmann::json::array();
             for (const auto& e : c.explained)
-                j["known_failures"].push_back({{"id", e.id}, {"where", e.where}, {"line", e.line}, {"cause", e.cause}, {"fix", e.fix}, {"source", e.source}});
+                j["known-failures"].push_back({{"id", e.id}, {"where", e.where}, {"line", e.line}, {"cause", e.cause}, {"fix", e.fix}, {"source", e.source}});
         }
         checks.push_back(j);
     }
     const auto& t = r.toolchain;
     return {{"ok", r.exit_code() == 0},
             {"toolchain",
-             {{"cuda_home", t.cuda_home}, {"nvcc", t.nvcc}, {"cuda", t.cuda}, {"cc", t.cc}, {"cxx", t.cxx}, {"cxx_version", t.cxx_version},
-              {"sm", t.sms}, {"cuda_arch_list", t.arch_list}, {"torch", t.torch_version}, {"torch_cuda", t.torch_cuda},
-              {"stand_in_nvcc", t.stand_in}, {"stand_in_torch", t.torch_stand_in}}},
+             {{"cuda-home", t.cuda_home}, {"nvcc", t.nvcc}, {"cuda", t.cuda}, {"cc", t.cc}, {"cxx", t.cxx}, {"cxx-version", t.cxx_version},
+              {"sm", t.sms}, {"cuda-arch-list", t.arch_list}, {"torch", t.torch_version}, {"torch-cuda", t.torch_cuda},
+              {"stand-in-nvcc", t.stand_in}, {"stand-in-torch", t.torch_stand_in}}},
             {"checks", checks}};
 }
 

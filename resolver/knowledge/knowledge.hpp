@@ -262,6 +262,9 @@ std::vector<Advisory> advisories(const Knowledge&);
 // recorded) does not hold: the warning is for a fact, not a guess.
 std::vector<TargetWarning> target_warnings(const Knowledge&, const Target&,
                                            const std::vector<std::pair<std::string, std::string>>& packages);
+// The target facts (their keys in a lock: "wsl", "cpu-flags", "gpus") that decide whether a
+// warning row applying to these locked packages holds, so a lock keeps them.
+std::vector<std::string> target_facts_warnings_read(const Knowledge&, const std::vector<std::pair<std::string, std::string>>& packages);
 std::vector<NumbaRelease> numba_releases(const Knowledge&);
 std::optional<NumbaRelease> numba_release(const Knowledge&, std::string_view numba_version);
 std::vector<NumbaCudaLimit> numba_cuda_limits(const Knowledge&);

@@ -72,4 +72,22 @@ std::vector<TargetWarning> target_warnings(const Knowledge& k, const Target& t, 
     return out;
 }
 
+std::vector<std::string> target_facts_warnings_read(const Knowledge& k, const Packages& packages) {
+    std::vector<std::string> out;
+    for (const auto& w : k.target_warnings) {
+        if (!std::all_of(w.when.begin(), w.when.end(), [&](const std::string& r) { return locked(r, packages); })) continue;
+        if (std::any_of(w.unless.begin(), w.unless.end(), [&](const std::string& r) { return locked(r, packages); })) continue;
+        std::istringstream in(w.target);
+        for (std::string c; std::getline(in, c, ',');) {
+            c.erase(0, c.find_first_not_of(' '));
+            if (c.rfind("wsl", 0) == 0) out.push_back("wsl");
+            else if (c.rfind("cpu-lacks:", 0) == 0) out.push_back("cpu-flags");
+            else if (c.rfind("gpus", 0) == 0) out.push_back("gpus");
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 }  // namespace envlock::knowledge

@@ -37,6 +37,55 @@ Target without_kernel(Target t) {
     return t;
 }
 
+const std::vector<std::string>& facts_a_lock_may_leave_out() {
+    static const std::vector<std::string> keys = {"compilers", "cpu-flags", "cuda-toolkits", "driver", "glibc", "gpus", "osx", "wsl"};
+    return keys;
+}
+
+namespace {
+
+// Copies (or, from an empty target, clears) the fields a left-out key stands for.
+void take_fact(Target& to, const Target& from, const std::string& key) {
+    if (key == "glibc") to.glibc = from.glibc;
+    else if (key == "osx") to.osx = from.osx;
+    else if (key == "wsl") to.wsl = from.wsl;
+    else if (key == "cpu-flags") to.cpu_flags = from.cpu_flags;
+    else if (key == "driver") {
+        to.driver_version = from.driver_version;
+        to.driver_cuda = from.driver_cuda;
+    } else if (key == "gpus") to.gpus = from.gpus;
+    else if (key == "compilers") to.compilers = from.compilers;
+    else if (key == "cuda-toolkits") to.toolkits = from.toolkits;
+}
+
+bool given(const Target& t, const std::string& key) {
+    auto is = [&](const char* k) { return std::find(t.given.begin(), t.given.end(), k) != t.given.end(); };
+    return key == "driver" ? is("driver") || is("driver-cuda") : is(key.c_str());
+}
+
+}  // namespace
+
+Target leave_out(Target t, const std::vector<std::string>& keys) {
+    const Target none;
+    const bool osx = t.platform.rfind("osx", 0) == 0;
+    for (const auto& key : keys) {
+        if (given(t, key)) continue;
+        // A fact the platform has not at all is not listed (a linux target has no macOS version).
+        if ((key == "osx" && !osx) || ((key == "glibc" || key == "wsl") && osx)) continue;
+        take_fact(t, none, key);
+        t.left_out.push_back(key);
+    }
+    std::sort(t.left_out.begin(), t.left_out.end());
+    t.left_out.erase(std::unique(t.left_out.begin(), t.left_out.end()), t.left_out.end());
+    return t;
+}
+
+Target with_left_out(Target t, const Target& machine) {
+    for (const auto& key : t.left_out) take_fact(t, machine, key);
+    t.left_out.clear();
+    return t;
+}
+
 Target locked_facts(Target t) {
     t.kernel = t.platform.rfind("linux", 0) == 0 ? linux_version(t.kernel) : "";
     if (t.platform.rfind("osx", 0) != 0) t.osx.clear();

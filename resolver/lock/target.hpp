@@ -43,6 +43,9 @@ struct Target {
     // Facts given by flags (--gpu, --driver …) over a detected or read target, by their key in
     // the target file ("gpus", "driver"); every other fact is the detecting host's own.
     std::vector<std::string> given;
+    // Facts a lock left out because nothing it locks depends on them (leave_out), by their key
+    // in the lock: a re-resolve takes them from the machine it runs on (with_left_out).
+    std::vector<std::string> left_out;
 };
 
 // The facts a lock keeps of a target: what the solve and the toolchain depend on (platform,
@@ -61,5 +64,18 @@ std::string linux_version(const std::string& kernel_release);
 
 // The target as a lock records it when nothing chosen depends on the kernel.
 Target without_kernel(Target t);
+
+// The facts a lock may leave out, by their key in the lock: "glibc", "osx", "wsl",
+// "cpu-flags", "driver" (with driver-cuda), "gpus", "compilers", "cuda-toolkits".
+const std::vector<std::string>& facts_a_lock_may_leave_out();
+
+// The target without the facts named by `keys` (cleared, and listed in left_out), so that two
+// machines that differ only there lock the same bytes. A fact the user gave (`given`) stays:
+// it is an input, not the resolving host's.
+Target leave_out(Target t, const std::vector<std::string>& keys);
+
+// A lock's target with its left-out facts taken from `machine`, for the solve of a re-resolve
+// (which leaves them out again where still nothing depends on them).
+Target with_left_out(Target t, const Target& machine);
 
 }  // namespace envlock

@@ -1,5 +1,6 @@
 #include "resolver/lock/target_io.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <sstream>
@@ -98,30 +99,41 @@ struct Reader {
 nlohmann::json target_to_json(const Target& t) {
     using nlohmann::json;
     json j = json::object();
-    // The inventory fields are left out when empty: a lock's targets hold only locked_facts().
+    auto kept = [&](const char* key) { return std::find(t.left_out.begin(), t.left_out.end(), key) == t.left_out.end(); };
+    // The inventory fields are left out when empty: a lock's targets hold only locked_facts(),
+    // and a left-out fact (leave_out) not even as null.
     j["platform"] = or_null(t.platform);
     if (!t.kernel.empty()) j["kernel"] = t.kernel;
     if (!t.osx.empty()) j["osx"] = t.osx;
-    j["wsl"] = t.wsl;
-    j["glibc"] = or_null(t.glibc);
+    if (kept("wsl")) j["wsl"] = t.wsl;
+    if (kept("glibc")) j["glibc"] = or_null(t.glibc);
     if (!t.cpu_model.empty()) j["cpu-model"] = t.cpu_model;
-    j["cpu-flags"] = t.cpu_flags;
+    if (kept("cpu-flags")) j["cpu-flags"] = t.cpu_flags;
     if (t.cores) j["cores"] = t.cores;
     if (t.memory_bytes) j["memory-bytes"] = t.memory_bytes;
-    j["driver"] = or_null(t.driver_version);
-    j["driver-cuda"] = or_null(t.driver_cuda);
-    j["gpus"] = json::array();
-    for (const auto& g : t.gpus) j["gpus"].push_back({{"name", or_null(g.name)}, {"sm", or_null(sm_text(g))}});
-    j["compilers"] = json::array();
-    for (const auto& c : t.compilers) {
-        json cj = {{"kind", c.kind}, {"version", c.version}};
-        if (!c.path.empty()) cj["path"] = c.path;
-        j["compilers"].push_back(cj);
+    if (kept("driver")) {
+        j["driver"] = or_null(t.driver_version);
+        j["driver-cuda"] = or_null(t.driver_cuda);
     }
-    j["cuda-toolkits"] = json::array();
-    for (const auto& tk : t.toolkits)
-        j["cuda-toolkits"].push_back({{"path", tk.path}, {"version", tk.version}, {"gpu-archs", tk.gpu_archs}});
+    if (kept("gpus")) {
+        j["gpus"] = json::array();
+        for (const auto& g : t.gpus) j["gpus"].push_back({{"name", or_null(g.name)}, {"sm", or_null(sm_text(g))}});
+    }
+    if (kept("compilers")) {
+        j["compilers"] = json::array();
+        for (const auto& c : t.compilers) {
+            json cj = {{"kind", c.kind}, {"version", c.version}};
+            if (!c.path.empty()) cj["path"] = c.path;
+            j["compilers"].push_back(cj);
+        }
+    }
+    if (kept("cuda-toolkits")) {
+        j["cuda-toolkits"] = json::array();
+        for (const auto& tk : t.toolkits)
+            j["cuda-toolkits"].push_back({{"path", tk.path}, {"version", tk.version}, {"gpu-archs", tk.gpu_archs}});
+    }
     if (!t.given.empty()) j["given"] = t.given;
+    if (!t.left_out.empty()) j["left-out"] = t.left_out;
     return j;
 }
 
@@ -131,47 +143,63 @@ std::string target_to_yaml(const Target& t) {
         if (s.empty()) e << YAML::Null;
         else e << YAML::DoubleQuoted << s;
     };
+    auto kept = [&](const char* key) { return std::find(t.left_out.begin(), t.left_out.end(), key) == t.left_out.end(); };
     e << YAML::BeginMap;
     e << YAML::Key << "platform" << YAML::Value; str(t.platform);
     if (!t.kernel.empty()) { e << YAML::Key << "kernel" << YAML::Value; str(t.kernel); }
     if (!t.osx.empty()) { e << YAML::Key << "osx" << YAML::Value; str(t.osx); }
-    e << YAML::Key << "wsl" << YAML::Value << t.wsl;
-    e << YAML::Key << "glibc" << YAML::Value; str(t.glibc);
+    if (kept("wsl")) e << YAML::Key << "wsl" << YAML::Value << t.wsl;
+    if (kept("glibc")) { e << YAML::Key << "glibc" << YAML::Value; str(t.glibc); }
     if (!t.cpu_model.empty()) { e << YAML::Key << "cpu-model" << YAML::Value; str(t.cpu_model); }
-    e << YAML::Key << "cpu-flags" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const auto& f : t.cpu_flags) e << f;
-    e << YAML::EndSeq;
+    if (kept("cpu-flags")) {
+        e << YAML::Key << "cpu-flags" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& f : t.cpu_flags) e << f;
+        e << YAML::EndSeq;
+    }
     if (t.cores) e << YAML::Key << "cores" << YAML::Value << t.cores;
     if (t.memory_bytes) e << YAML::Key << "memory-bytes" << YAML::Value << t.memory_bytes;
-    e << YAML::Key << "driver" << YAML::Value; str(t.driver_version);
-    e << YAML::Key << "driver-cuda" << YAML::Value; str(t.driver_cuda);
-    e << YAML::Key << "gpus" << YAML::Value << YAML::BeginSeq;
-    for (const auto& g : t.gpus) {
-        e << YAML::BeginMap << YAML::Key << "name" << YAML::Value; str(g.name);
-        e << YAML::Key << "sm" << YAML::Value; str(sm_text(g));
-        e << YAML::EndMap;
+    if (kept("driver")) {
+        e << YAML::Key << "driver" << YAML::Value; str(t.driver_version);
+        e << YAML::Key << "driver-cuda" << YAML::Value; str(t.driver_cuda);
     }
-    e << YAML::EndSeq;
-    e << YAML::Key << "compilers" << YAML::Value << YAML::BeginSeq;
-    for (const auto& c : t.compilers) {
-        e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value; str(c.kind);
-        if (!c.path.empty()) { e << YAML::Key << "path" << YAML::Value; str(c.path); }
-        e << YAML::Key << "version" << YAML::Value; str(c.version);
-        e << YAML::EndMap;
+    if (kept("gpus")) {
+        e << YAML::Key << "gpus" << YAML::Value << YAML::BeginSeq;
+        for (const auto& g : t.gpus) {
+            e << YAML::BeginMap << YAML::Key << "name" << YAML::Value; str(g.name);
+            e << YAML::Key << "sm" << YAML::Value; str(sm_text(g));
+            e << YAML::EndMap;
+        }
+        e << YAML::EndSeq;
     }
-    e << YAML::EndSeq;
-    e << YAML::Key << "cuda-toolkits" << YAML::Value << YAML::BeginSeq;
-    for (const auto& tk : t.toolkits) {
-        e << YAML::BeginMap << YAML::Key << "path" << YAML::Value; str(tk.path);
-        e << YAML::Key << "version" << YAML::Value; str(tk.version);
-        e << YAML::Key << "gpu-archs" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-        for (const auto& a : tk.gpu_archs) e << a;
-        e << YAML::EndSeq << YAML::EndMap;
+    if (kept("compilers")) {
+        e << YAML::Key << "compilers" << YAML::Value << YAML::BeginSeq;
+        for (const auto& c : t.compilers) {
+            e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value; str(c.kind);
+            if (!c.path.empty()) { e << YAML::Key << "path" << YAML::Value; str(c.path); }
+            e << YAML::Key << "version" << YAML::Value; str(c.version);
+            e << YAML::EndMap;
+        }
+        e << YAML::EndSeq;
     }
-    e << YAML::EndSeq;
+    if (kept("cuda-toolkits")) {
+        e << YAML::Key << "cuda-toolkits" << YAML::Value << YAML::BeginSeq;
+        for (const auto& tk : t.toolkits) {
+            e << YAML::BeginMap << YAML::Key << "path" << YAML::Value; str(tk.path);
+            e << YAML::Key << "version" << YAML::Value; str(tk.version);
+            e << YAML::Key << "gpu-archs" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+            for (const auto& a : tk.gpu_archs) e << a;
+            e << YAML::EndSeq << YAML::EndMap;
+        }
+        e << YAML::EndSeq;
+    }
     if (!t.given.empty()) {
         e << YAML::Key << "given" << YAML::Value << YAML::Flow << YAML::BeginSeq;
         for (const auto& g : t.given) e << g;
+        e << YAML::EndSeq;
+    }
+    if (!t.left_out.empty()) {
+        e << YAML::Key << "left-out" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& g : t.left_out) e << g;
         e << YAML::EndSeq;
     }
     e << YAML::EndMap;
@@ -193,7 +221,7 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
     Reader r{filename};
     if (!root.IsMap()) throw InputError(filename + ":1: expected a target mapping (platform, glibc, gpus …) as written by `envlock detect`");
     r.only_keys(root, {"platform", "kernel", "osx", "wsl", "glibc", "cpu-model", "cpu-flags", "cores", "memory-bytes", "driver",
-                       "driver-cuda", "gpus", "compilers", "cuda-toolkits", "given"}, "");
+                       "driver-cuda", "gpus", "compilers", "cuda-toolkits", "given", "left-out"}, "");
     Target t;
     const YAML::Node& croot = root;   // const lookups never insert keys
     auto get = [&](const char* key) { return croot[key]; };
@@ -254,6 +282,15 @@ Target target_from_yaml(const YAML::Node& root, const std::string& filename) {
         t.given = r.strings(n, "given");
         for (const auto& g : t.given)
             if (!keys.count(g)) r.fail(n, "given: expected fact names among platform, kernel, osx, glibc, cpu-flags, driver, driver-cuda, gpus, got '" + g + "'");
+    }
+    if (auto n = get("left-out")) {
+        const auto& keys = facts_a_lock_may_leave_out();
+        t.left_out = r.strings(n, "left-out");
+        std::string names;
+        for (const auto& k : keys) names += (names.empty() ? "" : ", ") + k;
+        for (const auto& f : t.left_out)
+            if (std::find(keys.begin(), keys.end(), f) == keys.end()) r.fail(n, "left-out: expected fact names among " + names + ", got '" + f + "'");
+            else if (croot[f]) r.fail(croot[f], f + ": a fact listed in left-out cannot also be given");
     }
     return t;
 }

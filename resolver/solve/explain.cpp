@@ -150,6 +150,14 @@ std::string first_blocker(SolvPool& sp, const Candidate& c) {
     return "";
 }
 
+// Every requirement of the candidate nothing provides, for --verbose's full derivation.
+std::string all_blockers(SolvPool& sp, const Candidate& c) {
+    std::string out;
+    for (const auto& d : c.deps)
+        if (sp.matching(d).empty()) out += (out.empty() ? "" : "; and ") + why_unprovided(sp, d);
+    return out;
+}
+
 }  // namespace
 
 DescribedProblems describe_problems(SolvPool& sp, Solver* solv, const std::vector<Job>& jobs) {
@@ -504,12 +512,18 @@ std::string explain_failure(SolvPool& sp, const std::vector<Job>& jobs, const st
             why.push_back(job.text + where(job) + ": " + why_nothing_matches(sp, job));
             continue;
         }
+        // Four candidates with their first blocker on one screen; --verbose: every candidate
+        // with every blocker (the full derivation).
         std::vector<std::string> blocked;
+        size_t looked = 0;
         for (const Candidate* c : cands) {
-            std::string blocker = first_blocker(sp, *c);
+            ++looked;
+            std::string blocker = in.verbose ? all_blockers(sp, *c) : first_blocker(sp, *c);
             if (!blocker.empty()) blocked.push_back(c->label() + " " + blocker);
-            if (blocked.size() == 4) break;
+            if (!in.verbose && blocked.size() == 4) break;
         }
+        if (looked < cands.size())
+            blocked.push_back("… " + std::to_string(cands.size() - looked) + " more candidates (--verbose lists each with every blocker)");
         if (blocked.empty()) {
             also_involved.push_back(job.text + where(job));
             continue;

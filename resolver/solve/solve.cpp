@@ -8,6 +8,7 @@
 #include "resolver/specs/errors.hpp"
 #include "resolver/specs/matchspec.hpp"
 #include "resolver/specs/pep508.hpp"
+#include "resolver/specs/wheel.hpp"
 #include "resolver/knowledge/public_source.hpp"
 #include "resolver/solve/explain.hpp"
 #include "resolver/solve/pool.hpp"
@@ -284,6 +285,48 @@ bool depends_on_kernel(const std::vector<const Candidate*>& chosen) {
             return true;
     }
     return false;
+}
+
+// The target facts no chosen package depends on, which the lock leaves out (target.hpp
+// leave_out) so that machines differing only there lock the same bytes (uv.lock and pixi.lock
+// record no host facts). A lock with conda packages keeps them all: conda records depend on
+// the target's virtual packages (__glibc, __cuda …) and a conda toolchain on its compilers. Of
+// a PyPI-only lock: glibc/macOS decide which platform wheels install; the driver and GPUs what
+// a CUDA wheel needs; compilers and toolkits the toolchain of CUDA extensions; CPU flags, WSL
+// and GPUs what the target warnings of the locked packages read.
+std::vector<std::string> facts_nothing_depends_on(const SolveInput& input, const std::vector<const Candidate*>& chosen) {
+    if (std::any_of(chosen.begin(), chosen.end(), [](const Candidate* c) { return c->kind == CandKind::conda; })) return {};
+    bool platform_wheel = false, driver = false, gpus = false, cpu = false;
+    bool toolchain = !input.spec.extensions.empty();
+    std::vector<std::pair<std::string, std::string>> locked;
+    for (const Candidate* c : chosen) {
+        if (c->kind == CandKind::system_nvcc || c->kind == CandKind::system_compiler) toolchain = true;
+        if (c->kind == CandKind::pypi || c->kind == CandKind::source) locked.push_back({c->record.name, c->record.version});
+        for (const auto& d : c->deps) {
+            if (d.rfind("fact\tdriver", 0) == 0) driver = true;
+            if (d.rfind("fact\tgpu", 0) == 0 || d.rfind("fact\textarch", 0) == 0) gpus = true;
+            if (d.rfind("fact\tcpu", 0) == 0) cpu = true;
+            if (d.rfind("nvcc", 0) == 0 || d.rfind("hostcc", 0) == 0) toolchain = true;
+        }
+        if (c->kind == CandKind::pypi && c->record.filename.ends_with(".whl")) {
+            try {
+                for (const auto& tag : wheel::WheelName::parse(c->record.filename).tags)
+                    if (tag.platform != "any") platform_wheel = true;
+            } catch (const InputError&) {
+                platform_wheel = true;   // not read: keep what could decide it
+            }
+        }
+    }
+    auto read = knowledge::target_facts_warnings_read(input.knowledge, locked);
+    auto warned = [&](const char* key) { return std::find(read.begin(), read.end(), key) != read.end(); };
+    std::vector<std::string> out;
+    if (!platform_wheel) out.insert(out.end(), {"glibc", "osx"});
+    if (!cpu && !warned("cpu-flags")) out.push_back("cpu-flags");
+    if (!warned("wsl")) out.push_back("wsl");
+    if (!driver && !toolchain) out.push_back("driver");
+    if (!gpus && !toolchain && !warned("gpus")) out.push_back("gpus");
+    if (!toolchain) out.insert(out.end(), {"compilers", "cuda-toolkits"});
+    return out;
 }
 
 }  // namespace
@@ -564,12 +607,13 @@ static SolveOutcome solve_once(const SolveInput& input) {
         lock.spec = input.spec;
         lock.targets = input.targets;
         bool kernel_kept = depends_on_kernel(chosen);
-        if (!kernel_kept)
-            for (auto& t : lock.targets) t.target = without_kernel(std::move(t.target));
+        auto unused = facts_nothing_depends_on(input, chosen);
+        for (auto& t : lock.targets) {
+            if (!kernel_kept) t.target = without_kernel(std::move(t.target));
+            t.target = leave_out(std::move(t.target), unused);
+        }
         lock.knowledge_version = input.knowledge.version;
-        // input.content_hash is made over the targets without their kernels (solve.hpp).
-        lock.content_hash = !input.content_hash.empty() && !kernel_kept ? input.content_hash
-                                                                        : lock_content_hash(input.spec, lock.targets, input.knowledge.version);
+        lock.content_hash = lock_content_hash(input.spec, lock.targets, input.knowledge.version);
         auto asked = who_asked_for(sp, jobs, a.installed);
         for (const Candidate* c : chosen) {
             Id self = sp.first_solvable() + static_cast<Id>(c - sp.candidates().data());

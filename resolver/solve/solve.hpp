@@ -46,10 +46,10 @@ struct SolveInput {
     // What the repo's code does that advisories depend on: "numba-cuda",
     // "code-uses:torch.utils.tensorboard", "code-uses:numpy.float-aliases" …
     std::set<std::string> uses;
-    // lock_content_hash(spec, targets without their kernels, knowledge.version) when the caller
-    // has made it already (a re-resolve checks it against the previous lock first); empty, or a
-    // lock that keeps the kernel (a chosen package depends on __linux's version): the solve
-    // makes it over the targets the lock records.
+    // lock_content_hash(spec, targets as the previous lock kept them, knowledge.version), which
+    // a re-resolve checks against the previous lock before any solve (resolve_project.cpp). The
+    // solve makes its lock's own over the targets that lock records (without the kernel and the
+    // facts nothing chosen depends on).
     std::string content_hash;
     // A virtual-environment spec (no channel offers python): the interpreter versions it may be
     // built on ("3.12", "3.11"), the caller's choice or what the target has. Tried newest first

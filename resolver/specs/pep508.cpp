@@ -508,7 +508,7 @@ std::string Requirement::str() const {
 nlohmann::json Requirement::to_json() const {
     nlohmann::json j;
     j["name"] = name;
-    j["normalized_name"] = normalized_name;
+    j["normalized-name"] = normalized_name;
     j["extras"] = extras;
     j["specifier"] = specifier.str();
     j["url"] = url.empty() ? nlohmann::json(nullptr) : nlohmann::json(url);

@@ -458,7 +458,18 @@ std::vector<NamedTarget> all_facts_of_targets(const ResolveOptions& o, const std
     bool overridden = !o.overrides.gpus.empty() || o.overrides.driver || o.overrides.cuda_driver || o.overrides.glibc ||
                       o.overrides.cpu_flags || o.overrides.platform || o.overrides.kernel || o.overrides.osx;
     // A lock's targets are inputs like its spec: re-resolving keeps them unless told otherwise.
-    if (previous && !overridden && !o.redetect) return previous->targets;
+    // The facts it left out (nothing it locked depended on them) come from this machine, as on
+    // a first resolve; the solve leaves them out again where still nothing depends on them.
+    if (previous && !overridden && !o.redetect) {
+        out = previous->targets;
+        std::optional<Target> here;
+        for (auto& t : out) {
+            if (t.target.left_out.empty()) continue;
+            if (!here) here = detect_target(DetectRoots::host(), k);
+            t.target = with_left_out(std::move(t.target), *here);
+        }
+        return out;
+    }
     out.push_back({"default", apply_overrides(detect_target(DetectRoots::host(), k), o.overrides, k)});
     return out;
 }
@@ -804,11 +815,16 @@ ResolveResult resolve_project(const ResolveOptions& o) {
             if (p.kind == Ecosystem::pypi) in.previous[key + "#file"] = p.url.substr(p.url.rfind('/') + 1);
         }
 
-    // Made once: the reuse check compares it, and the solve's lock carries it. Over the targets
-    // without their kernels, as a lock records them unless a chosen package depends on __linux
-    // (then the solve makes it again, and the reuse check compares one made with the kernel).
+    // Made once, for the reuse check: over the targets as the previous lock recorded them,
+    // without their kernels unless a chosen package depends on __linux (the reuse check then
+    // compares one made with the kernel), and without the facts it left out.
     std::vector<NamedTarget> hashed = in.targets;
-    for (auto& t : hashed) t.target = without_kernel(std::move(t.target));
+    for (auto& t : hashed) {
+        t.target = without_kernel(std::move(t.target));
+        if (!loc.previous) continue;
+        for (const auto& before : loc.previous->targets)
+            if (before.name == t.name) t.target = leave_out(std::move(t.target), before.target.left_out);
+    }
     in.content_hash = lock_content_hash(in.spec, hashed, in.knowledge.version);
     // An index's credentials (a token in --index-url) go to its files and metadata on the same
     // scheme, host and port too, whose URLs its pages give without them (the reuse check
@@ -1114,12 +1130,10 @@ ResolveResult resolve_project(const ResolveOptions& o) {
                                " (no PKG-INFO Requires-Dist, and no setup file that declares them statically); "
                                "the lock may be short of what installing them pulls in");
     if (!allowed.empty()) {
-        // The lock keeps the spec as the user wrote it; the requirement gone without is in it.
-        // Its content hash is already that spec's: in.content_hash was made before the removal
-        // (a lock that keeps its kernel has one over the reduced spec: made again).
+        // The lock keeps the spec as the user wrote it; the requirement gone without is in it,
+        // and in its content hash (the solve made one over the reduced spec).
         result.lock.spec = full_spec;
-        if (result.lock.content_hash != in.content_hash)
-            result.lock.content_hash = lock_content_hash(full_spec, result.lock.targets, k.version);
+        result.lock.content_hash = lock_content_hash(full_spec, result.lock.targets, k.version);
     }
     if (to_stdout) {
         result.lock_text = write_lock(result.lock);

@@ -199,11 +199,15 @@ TEST_CASE("an update removes what the new lock drops (with the __pycache__ of it
     std::string history = read_bytes(w.prefix / "conda-meta/history");
     CHECK(history.find("-ch/noarch::hello-1.0-pyhd8ed1ab_0") != std::string::npos);
     CHECK(history.find("+ch/linux-64::xz-5.4.0-h2_0") != std::string::npos);
-    // Nothing is left beside the prefix.
-    std::vector<std::string> beside;
-    for (const auto& e : fs::directory_iterator(w.root)) beside.push_back(e.path().filename().string());
-    std::sort(beside.begin(), beside.end());
-    CHECK(beside == std::vector<std::string>{".env.envlock-lock", "cache", "env"});
+    // Nothing is left beside the prefix but the `.envlock/` folder of its lock file.
+    auto names_in = [](const fs::path& dir) {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    CHECK(names_in(w.root) == std::vector<std::string>{".envlock", "cache", "env"});
+    CHECK(names_in(w.root / ".envlock") == std::vector<std::string>{".env.envlock-lock", ".gitignore"});
     // Installing the same lock again changes nothing.
     auto again = w.install(next);
     CHECK(!again.changed);
@@ -223,8 +227,8 @@ TEST_CASE("a tampered artifact stops the install with a hash error and leaves th
     write_bytes(w.ch.dir / "ch/linux-64" / fn, evil);
     CHECK_THROWS_WITH_AS(w.install(make_lock({python, zlib, xz})), has("sha256 mismatch for " + xz.url), EnvironmentError);
     CHECK(snapshot(w.prefix) == before);
-    CHECK(!fs::exists(w.root / ".env.envlock-staging"));
-    CHECK(!fs::exists(w.root / ".env.envlock-journal"));
+    CHECK(!fs::exists(w.root / ".envlock/.env.envlock-staging"));
+    CHECK(!fs::exists(w.root / ".envlock/.env.envlock-journal"));
 }
 
 TEST_CASE("a prefix longer than a binary placeholder is refused before anything is touched") {
@@ -318,13 +322,13 @@ TEST_CASE("an interrupted install found later is rolled back: a half-built stage
     Lock lock = make_lock({python});
     w.install(lock);
     auto before = snapshot(w.prefix);
-    write_bytes(w.root / ".env.envlock-staging/bin/half", "partial");
-    write_bytes(w.root / ".env.envlock-journal", R"({"envlock-journal": 1, "generation": "0123456789abcdef"})");
+    write_bytes(w.root / ".envlock/.env.envlock-staging/bin/half", "partial");
+    write_bytes(w.root / ".envlock/.env.envlock-journal", R"({"envlock-journal": 1, "generation": "0123456789abcdef"})");
     auto r = w.install(lock);
     REQUIRE(r.recovered.size() == 1);
     CHECK(r.recovered[0].find("rolled back an interrupted install") != std::string::npos);
-    CHECK(!fs::exists(w.root / ".env.envlock-staging"));
-    CHECK(!fs::exists(w.root / ".env.envlock-journal"));
+    CHECK(!fs::exists(w.root / ".envlock/.env.envlock-staging"));
+    CHECK(!fs::exists(w.root / ".envlock/.env.envlock-journal"));
     CHECK(snapshot(w.prefix) == before);
 }
 
@@ -354,4 +358,19 @@ TEST_CASE("shebangs: over 127 bytes or with a space, python gets the /bin/sh tri
     write_bytes(dir / "s", install::python_shebang("/usr/bin/python3") + "import sys\nprint(sys.argv[1])\n");
     fs::permissions(dir / "s", fs::perms(0755));
     CHECK(run_program({(dir / "s").string(), "arg"}).out == "arg\n");
+}
+
+TEST_CASE("the prefix's helper files live in the .envlock folder beside it, which git ignores (#30)") {
+    World w("prefix-helpers-git");
+    REQUIRE(test::run_program({"git", "init", "-q", w.root.string()}).exit_code == 0);
+    w.install(make_lock({w.ch.add(python_pkg())}));
+    CHECK(fs::exists(w.root / ".envlock/.env.envlock-lock"));
+    CHECK(read_bytes(w.root / ".envlock/.gitignore") == "*\n");
+    // git sees the prefix the user chose (and the cache), never a lock, journal or stage file.
+    auto status = test::run_program({"git", "-C", w.root.string(), "status", "--porcelain", "--untracked-files=all"});
+    REQUIRE(status.exit_code == 0);
+    CAPTURE(status.out);
+    CHECK(status.out.find(".envlock-") == std::string::npos);
+    CHECK(status.out.find(" .envlock/") == std::string::npos);
+    CHECK(status.out.find(" env/") != std::string::npos);
 }

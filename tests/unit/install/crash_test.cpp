@@ -126,8 +126,8 @@ TEST_CASE("kill -9 at random moments of an install: the prefix is the old lock o
         CHECK_MESSAGE(again.exit_code == 0, again.err);
         CHECK(installed_ids(s.prefix) == lock_ids(want));
         CHECK(verify_prefix(s.prefix).empty());
-        CHECK(!fs::exists(s.root / ".env.envlock-staging"));
-        CHECK(!fs::exists(s.root / ".env.envlock-journal"));
+        CHECK(!fs::exists(s.root / ".envlock/.env.envlock-staging"));
+        CHECK(!fs::exists(s.root / ".envlock/.env.envlock-journal"));
     }
     MESSAGE(killed_mid_way << " of " << trials << " installs were killed before they finished");
     CHECK(killed_mid_way >= trials / 3);
@@ -144,8 +144,8 @@ TEST_CASE("SIGTERM during an install removes its stage and journal before the pr
         int status = wait_for(pid);
         CHECK((status == 0 || status == 128 + SIGTERM));
         CHECK(s.check() == "");
-        CHECK(!fs::exists(s.root / ".env.envlock-staging"));
-        CHECK(!fs::exists(s.root / ".env.envlock-journal"));
+        CHECK(!fs::exists(s.root / ".envlock/.env.envlock-staging"));
+        CHECK(!fs::exists(s.root / ".envlock/.env.envlock-journal"));
         REQUIRE(run_envlock(s.args(s.lock_b)).exit_code == 0);
     }
 }
@@ -170,7 +170,7 @@ TEST_CASE("an install into a prefix another envlock holds waits for it, names it
     const std::string waiting = "waiting for another envlock to finish with " + s.prefix.string();
     REQUIRE_MESSAGE(until_file_says(s.root / "one.txt", waiting + " (pid " + std::to_string(::getpid()), one), read_bytes(s.root / "one.txt"));
     CHECK(!fs::exists(s.prefix));
-    CHECK(!fs::exists(s.root / ".env.envlock-journal"));
+    CHECK(!fs::exists(s.root / ".envlock/.env.envlock-journal"));
     held.reset();
     CHECK(wait_for(one) == 0);
     CHECK(installed_ids(s.prefix) == lock_ids(s.a));
@@ -194,7 +194,7 @@ TEST_CASE("two installs at once into one prefix and one cache: both wait, then o
     auto ids = installed_ids(s.prefix);
     CHECK((ids == lock_ids(s.a) || ids == lock_ids(s.b)));
     CHECK(verify_prefix(s.prefix).empty());
-    CHECK(!fs::exists(s.root / ".env.envlock-staging"));
+    CHECK(!fs::exists(s.root / ".envlock/.env.envlock-staging"));
     // One cache: what both locks share was fetched once.
     for (const auto& p : s.a.packages)
         CHECK(s.ch.server->requests_for(p.url.substr(s.ch.server->url().size())).size() == 1);
@@ -204,18 +204,18 @@ TEST_CASE("envlock run waits for an install that holds the prefix, and first rol
     Scene s;
     REQUIRE(run_envlock(s.args(s.lock_a)).exit_code == 0);
     // An install killed after it staged: a journal and a stage are left beside the prefix.
-    write_bytes(s.root / ".env.envlock-journal", "{\"envlock-journal\": 1, \"generation\": \"0123456789abcdef\"}\n");
-    fs::create_directories(s.root / ".env.envlock-staging/bin");
-    write_bytes(s.root / ".env.envlock-staging/bin/half", "x");
+    write_bytes(s.root / ".envlock/.env.envlock-journal", "{\"envlock-journal\": 1, \"generation\": \"0123456789abcdef\"}\n");
+    fs::create_directories(s.root / ".envlock/.env.envlock-staging/bin");
+    write_bytes(s.root / ".envlock/.env.envlock-staging/bin/half", "x");
     auto held = std::make_unique<install::FileLock>(install::prefix_lock_path(s.prefix), std::function<void(const std::string&)>());
     pid_t run = spawn({"run", "--prefix", s.prefix.string(), "--", "/bin/true"}, s.root / "run.txt");
     REQUIRE_MESSAGE(until_file_says(s.root / "run.txt", "waiting for another envlock to finish with", run), read_bytes(s.root / "run.txt"));
-    CHECK(fs::exists(s.root / ".env.envlock-journal"));
+    CHECK(fs::exists(s.root / ".envlock/.env.envlock-journal"));
     held.reset();
     CHECK(wait_for(run) == 0);
     CHECK(read_bytes(s.root / "run.txt").find("rolled back an interrupted install into " + s.prefix.string()) != std::string::npos);
-    CHECK(!fs::exists(s.root / ".env.envlock-journal"));
-    CHECK(!fs::exists(s.root / ".env.envlock-staging"));
+    CHECK(!fs::exists(s.root / ".envlock/.env.envlock-journal"));
+    CHECK(!fs::exists(s.root / ".envlock/.env.envlock-staging"));
     CHECK(installed_ids(s.prefix) == lock_ids(s.a));
     auto hook = run_envlock({"shell-hook", "--prefix", s.prefix.string()});
     CHECK(hook.exit_code == 0);
@@ -235,22 +235,22 @@ TEST_CASE("two installs at once into two prefixes sharing one cache: each packag
         CHECK(s.ch.server->requests_for(p.url.substr(s.ch.server->url().size())).size() == 1);
 }
 
-TEST_CASE("journal temp files a kill -9 left beside the prefix are removed when the prefix lock is next taken (#32)") {
+TEST_CASE("journal temp files a kill -9 left in the .envlock folder beside the prefix are removed when the prefix lock is next taken (#32)") {
     Scene s;
     REQUIRE(run_envlock(s.args(s.lock_a)).exit_code == 0);
     // What the atomic writer leaves when killed between writing the journal and renaming it.
-    for (const char* suffix : {"Ab3xZ9", "q1w2e3"}) write_bytes(s.root / (std::string("..env.envlock-journal.tmp-") + suffix), "{\"envlock-journal\": 1");
+    for (const char* suffix : {"Ab3xZ9", "q1w2e3"}) write_bytes(s.root / ".envlock" / (std::string("..env.envlock-journal.tmp-") + suffix), "{\"envlock-journal\": 1");
     // Not ours: another prefix's journal temp, and a user's file of a similar name.
-    write_bytes(s.root / "..env2.envlock-journal.tmp-Ab3xZ9", "x");
-    write_bytes(s.root / "..env.envlock-journal.tmp-notes.txt", "mine");
+    write_bytes(s.root / ".envlock/..env2.envlock-journal.tmp-Ab3xZ9", "x");
+    write_bytes(s.root / ".envlock/..env.envlock-journal.tmp-notes.txt", "mine");
     // A run takes the lock too (and recovers); so does an install that has nothing to do.
     CHECK(run_envlock({"run", "--prefix", s.prefix.string(), "--", "/bin/true"}).exit_code == 0);
-    CHECK_FALSE(fs::exists(s.root / "..env.envlock-journal.tmp-Ab3xZ9"));
-    CHECK_FALSE(fs::exists(s.root / "..env.envlock-journal.tmp-q1w2e3"));
-    CHECK(fs::exists(s.root / "..env2.envlock-journal.tmp-Ab3xZ9"));
-    CHECK(fs::exists(s.root / "..env.envlock-journal.tmp-notes.txt"));
-    write_bytes(s.root / "..env.envlock-journal.tmp-Zz0000", "{");
+    CHECK_FALSE(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-Ab3xZ9"));
+    CHECK_FALSE(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-q1w2e3"));
+    CHECK(fs::exists(s.root / ".envlock/..env2.envlock-journal.tmp-Ab3xZ9"));
+    CHECK(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-notes.txt"));
+    write_bytes(s.root / ".envlock/..env.envlock-journal.tmp-Zz0000", "{");
     CHECK(run_envlock(s.args(s.lock_a)).exit_code == 0);
-    CHECK_FALSE(fs::exists(s.root / "..env.envlock-journal.tmp-Zz0000"));
+    CHECK_FALSE(fs::exists(s.root / ".envlock/..env.envlock-journal.tmp-Zz0000"));
     CHECK(installed_ids(s.prefix) == lock_ids(s.a));
 }

@@ -81,6 +81,30 @@ TEST_CASE("a demo-mirror lock installs: conda-meta records, replaced placeholder
     CHECK(again.out.find("is up to date") != std::string::npos);
 }
 
+TEST_CASE("install names each package once, then says as uv does how many, how long, and how many came from the cache (#30)") {
+    fs::path work = make_temp_dir("cli-summary");
+    fs::path cache = work / "cache";
+    auto first = run_envlock(install_args(demo_lock(), work / "a", cache));
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    const std::string all = first.out + first.err;
+    auto count = [](const std::string& text, const std::string& what) {
+        size_t n = 0;
+        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    CHECK(count(all, "numpy") == 1);
+    CHECK(count(all, "python 3.8") == 1);
+    auto line = first.out.substr(first.out.find("installed "));
+    CAPTURE(line);
+    CHECK(line.find(", removed 0, kept 0 packages in ") != std::string::npos);
+    CHECK(line.find(" downloaded, 0 from the cache)") != std::string::npos);
+    // A second prefix over the same cache downloads nothing.
+    auto second = run_envlock(install_args(demo_lock(), work / "b", cache));
+    REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+    CHECK(second.out.find("(0 downloaded, ") != std::string::npos);
+    CHECK(second.out.find(" from the cache)") != std::string::npos);
+}
+
 TEST_CASE("the default prefix is .envlock/<target> beside the lock; --dry-run prints the plan and writes nothing") {
     fs::path work = make_temp_dir("cli-default");
     fs::copy_file(demo_lock(), work / "envlock.yaml");

@@ -26,20 +26,20 @@ TEST_CASE("inspect cuda 12.3 says gcc 12") {
     REQUIRE(r.exit_code == 0);
     CHECK(row_value(r.out, "newest gcc") == "12");
     auto j = json::parse(run_envlock({"inspect", "cuda", "12.3", "--json"}).out);
-    CHECK(j["host_compiler"]["gcc_max"] == 12);
-    CHECK(j["host_compiler"]["source"].get<std::string>().find("nvidia-cuda-toolkit-12.3.2.ebuild") != std::string::npos);
+    CHECK(j["host-compiler"]["gcc-max"] == 12);
+    CHECK(j["host-compiler"]["source"].get<std::string>().find("nvidia-cuda-toolkit-12.3.2.ebuild") != std::string::npos);
 }
 
 TEST_CASE("inspect cuda 12.8 answers from sourced rows: driver, targets with sm_120, gcc 14, clang 19") {
     auto j = json::parse(run_envlock({"inspect", "cuda", "12.8", "--json"}).out);
-    CHECK(j["min_driver"]["linux"] == "570.26");
-    CHECK(j["min_driver"]["source"].get<std::string>().find("docs.nvidia.com") != std::string::npos);
+    CHECK(j["min-driver"]["linux"] == "570.26");
+    CHECK(j["min-driver"]["source"].get<std::string>().find("docs.nvidia.com") != std::string::npos);
     auto sm = j["nvcc"]["sm"];
     CHECK(std::find(sm.begin(), sm.end(), "sm_120") != sm.end());
-    CHECK(j["host_compiler"]["gcc_max"] == 14);
-    CHECK(j["host_compiler"]["clang_max"] == 19);
-    CHECK(j["host_compiler"]["unverified"] == false);
-    CHECK(j["host_compiler"]["source"].get<std::string>().find("gentoo/gentoo@") == 0);
+    CHECK(j["host-compiler"]["gcc-max"] == 14);
+    CHECK(j["host-compiler"]["clang-max"] == 19);
+    CHECK(j["host-compiler"]["unverified"] == false);
+    CHECK(j["host-compiler"]["source"].get<std::string>().find("gentoo/gentoo@") == 0);
 }
 
 TEST_CASE("inspect torch 2.7 answers from sourced rows: cu128 arch list and Blackwell extension names") {
@@ -48,17 +48,17 @@ TEST_CASE("inspect torch 2.7 answers from sourced rows: cu128 arch list and Blac
     auto j = json::parse(r.out);
     CHECK(j["python"]["min"] == "3.9");
     bool cu128 = false;
-    for (const auto& a : j["arch_lists"])
+    for (const auto& a : j["arch-lists"])
         if (a["variant"] == "cu128") {
             cu128 = true;
             CHECK(a["ptx"] == json({"compute_120"}));
             CHECK(!a["source"].get<std::string>().empty());
         }
     CHECK(cu128);
-    auto arches = j["cpp_extension"]["arches"];
+    auto arches = j["cpp-extension"]["arches"];
     CHECK(std::find(arches.begin(), arches.end(), "12.0") != arches.end());
-    CHECK(j["cpp_extension"]["unverified"] == false);
-    CHECK(j["cpp_extension"]["source"].get<std::string>().find("pytorch/pytorch/pull/145436") != std::string::npos);
+    CHECK(j["cpp-extension"]["unverified"] == false);
+    CHECK(j["cpp-extension"]["source"].get<std::string>().find("pytorch/pytorch/pull/145436") != std::string::npos);
 }
 
 TEST_CASE("inspect torch 2.10.0 and inspect cuda 13.1 answer (they were holes)") {

@@ -17,7 +17,7 @@ TEST_CASE("inspect gpu \"RTX 4090\" answers sm_89") {
     CHECK(r.out.find("sm_89") != std::string::npos);
     auto j = json::parse(run_envlock({"inspect", "gpu", "NVIDIA GeForce RTX 4090", "--json"}).out);
     CHECK(j["sm"] == "sm_89");
-    CHECK(j["compute_capability"] == "8.9");
+    CHECK(j["compute-capability"] == "8.9");
     CHECK(!j["source"].get<std::string>().empty());
 }
 
@@ -25,13 +25,13 @@ TEST_CASE("inspect driver 525.60.13 answers CUDA 12.0") {
     auto r = run_envlock({"inspect", "driver", "525.60.13"});
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("12.0") != std::string::npos);
-    CHECK(json::parse(run_envlock({"inspect", "driver", "525.60.13", "--json"}).out)["max_cuda"] == "12.0");
+    CHECK(json::parse(run_envlock({"inspect", "driver", "525.60.13", "--json"}).out)["max-cuda"] == "12.0");
 }
 
 TEST_CASE("inspect cuda 11.1: minimum driver, sm targets, newest gcc") {
     auto j = json::parse(run_envlock({"inspect", "cuda", "11.1", "--json"}).out);
-    CHECK(j["min_driver"]["linux"] == "455.23");
-    CHECK(j["host_compiler"]["gcc_max"] == 10);
+    CHECK(j["min-driver"]["linux"] == "455.23");
+    CHECK(j["host-compiler"]["gcc-max"] == 10);
     auto sm = j["nvcc"]["sm"];
     CHECK(std::find(sm.begin(), sm.end(), "sm_86") != sm.end());
     CHECK(std::find(sm.begin(), sm.end(), "sm_89") == sm.end());
@@ -45,7 +45,7 @@ TEST_CASE("inspect torch 1.9.1: variants, Python range, arch lists") {
     CHECK(j["python"]["max"] == "3.9");
     CHECK(j["variants"] == json({"cu102", "cu111", "cpu"}));
     bool cu111 = false;
-    for (const auto& a : j["arch_lists"])
+    for (const auto& a : j["arch-lists"])
         if (a["kind"] == "pip" && a["variant"] == "cu111") {
             cu111 = true;
             CHECK(a["sass"].back() == "sm_86");

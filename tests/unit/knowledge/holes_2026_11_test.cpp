@@ -184,8 +184,8 @@ TEST_CASE("inspect cuda 13.4 says its driver is unknown (no source); inspect dri
     CHECK(contains(c.out, "min driver (linux):    unknown (no source)"));
     CHECK(contains(c.out, "sm_107"));
     auto j = nlohmann::json::parse(run_envlock({"inspect", "cuda", "13.4", "--json"}).out);
-    CHECK(j["min_driver"]["linux"].is_null());
-    CHECK(j["min_driver"]["unknown"]["releases"] == nlohmann::json::array({"13.4.1", "13.4.2"}));
+    CHECK(j["min-driver"]["linux"].is_null());
+    CHECK(j["min-driver"]["unknown"]["releases"] == nlohmann::json::array({"13.4.1", "13.4.2"}));
     auto d = run_envlock({"inspect", "driver", "616.41"});
     CHECK(contains(d.out, "max CUDA:              13.3"));
     CHECK(contains(d.out, "CUDA 13.4:"));

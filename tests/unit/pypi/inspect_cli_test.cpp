@@ -46,23 +46,23 @@ TEST_CASE("inspect requirement prints JSON, and whether the marker applies to a 
     REQUIRE(r.exit_code == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["name"] == "Mmcv_Full");
-    CHECK(j["normalized_name"] == "mmcv-full");
+    CHECK(j["normalized-name"] == "mmcv-full");
     CHECK(j["extras"] == nlohmann::json::array({"all"}));
     CHECK(j["specifier"] == ">=1.3.8");
     CHECK(j["marker"] == "python_version < \"3.9\" and sys_platform == \"linux\"");
-    CHECK_FALSE(j.contains("marker_applies"));
+    CHECK_FALSE(j.contains("marker-applies"));
 
     auto on38 = nlohmann::json::parse(run_envlock({"inspect", "requirement", "x; python_version < '3.9'", "--python", "3.8",
                                                    "--platform", "linux-64"}).out);
-    CHECK(on38["marker_applies"] == true);
+    CHECK(on38["marker-applies"] == true);
     auto on310 = nlohmann::json::parse(run_envlock({"inspect", "requirement", "x; python_version < '3.9'", "--python", "3.10"}).out);
-    CHECK(on310["marker_applies"] == false);
+    CHECK(on310["marker-applies"] == false);
     auto win = nlohmann::json::parse(
         run_envlock({"inspect", "requirement", "pywin32; sys_platform == 'win32'", "--python", "3.8", "--platform", "win-64"}).out);
-    CHECK(win["marker_applies"] == true);
+    CHECK(win["marker-applies"] == true);
     auto extra = nlohmann::json::parse(
         run_envlock({"inspect", "requirement", "x; extra == 'cv'", "--python", "3.8", "--extra", "cv"}).out);
-    CHECK(extra["marker_applies"] == true);
+    CHECK(extra["marker-applies"] == true);
     auto url = nlohmann::json::parse(run_envlock({"inspect", "requirement", "mmdet3d @ git+https://github.com/open-mmlab/mmdetection3d@v0.17.1"}).out);
     CHECK(url["url"] == "git+https://github.com/open-mmlab/mmdetection3d@v0.17.1");
 }
@@ -73,7 +73,7 @@ TEST_CASE("inspect wheel prints name, version, build tag and expanded tags") {
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["name"] == "torch");
     CHECK(j["version"] == "1.9.1+cu111");
-    CHECK(j["build_tag"] == "");
+    CHECK(j["build-tag"] == "");
     CHECK(j["tags"] == nlohmann::json::array({"cp38-cp38-linux_x86_64"}));
     CHECK_FALSE(j.contains("compatible"));
     auto six = nlohmann::json::parse(run_envlock({"inspect", "wheel", "six-1.16.0-py2.py3-none-any.whl"}).out);
@@ -84,7 +84,7 @@ TEST_CASE("inspect wheel prints name, version, build tag and expanded tags") {
     auto misfit = nlohmann::json::parse(
         run_envlock({"inspect", "wheel", "torch-1.9.1%2Bcu111-cp38-cp38-linux_x86_64.whl", "--python", "3.9"}).out);
     CHECK(misfit["compatible"] == false);
-    CHECK(misfit["tag_rank"].is_null());
+    CHECK(misfit["tag-rank"].is_null());
 }
 
 TEST_CASE("bad input: exit 2 and one line naming what was expected and where") {

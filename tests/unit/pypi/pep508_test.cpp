@@ -90,7 +90,7 @@ TEST_CASE("URL requirements: name @ url, markers after whitespace") {
 TEST_CASE("to_json carries every part, null where absent") {
     auto j = Requirement::parse("Mmcv_Full[all]>=1.3.8; extra == 'cv'").to_json();
     CHECK(j["name"] == "Mmcv_Full");
-    CHECK(j["normalized_name"] == "mmcv-full");
+    CHECK(j["normalized-name"] == "mmcv-full");
     CHECK(j["extras"] == nlohmann::json::array({"all"}));
     CHECK(j["specifier"] == ">=1.3.8");
     CHECK(j["url"].is_null());

@@ -162,6 +162,18 @@ TEST_CASE("the lines an extra turns on are read too (jupyter-events needs jsonsc
     CHECK(std::none_of(reads.begin(), reads.end(), [](const std::string& f) { return f.rfind("idna-", 0) == 0; }));
 }
 
+TEST_CASE("a name without a specifier reads its newest final releases, not the pre-releases above them (jupyterlab 4.7.0a2)") {
+    // Reading the two alphas made the first solve take the stand-in and a second round read further.
+    std::vector<Release> releases = many("lab", 0, 6);
+    releases.push_back({"lab", "1.7.0a1", {}});
+    releases.push_back({"lab", "1.7.0a2", {}});
+    std::vector<std::string> reads;
+    auto r = lazy_equals_complete("prerelease", releases, "lab", &reads);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(locked_version(r.lock, "lab") == "1.6");
+    CHECK(reads == std::vector<std::string>{"lab-1.5-py3-none-any.whl.metadata", "lab-1.6-py3-none-any.whl.metadata"});
+}
+
 TEST_CASE("unsatisfiable is said only when no unread version could satisfy, and it is the complete problem's answer") {
     std::vector<Release> releases = many("q", 0, 30, {"r>=5"});
     releases.push_back({"r", "1.0", {}});

@@ -253,26 +253,151 @@ TEST_CASE("own repo: check, run and install find envlock.yaml from a subfolder; 
     auto pip = envlock_in(dir / "src", {"run", "--", "pip", "--version"}, vars);
     CHECK(pip.exit_code == 127);
     CHECK(pip.err.find("has no pip") != std::string::npos);
+    CHECK(pip.err.find("envlock install --seed") != std::string::npos);
+
+    // install --seed gives the venv a pip of its own (as `uv venv --seed`), which run then takes.
+    bool wheel_here = false;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/usr/share/python-wheels", ec))
+        if (e.path().filename().string().rfind("pip-", 0) == 0) wheel_here = true;
+    if (!wheel_here) {
+        MESSAGE("no pip wheel in /usr/share/python-wheels (Debian's python3-pip-whl); --seed not tried");
+        return;
+    }
+    auto seed = envlock_in(dir / "src", {"install", "--seed"}, vars);
+    REQUIRE_MESSAGE(seed.exit_code == 0, seed.err);
+    CHECK(seed.err.find("seeded pip ") != std::string::npos);
+    auto own_pip = envlock_in(dir / "src", {"run", "--frozen", "--", "pip", "--version"}, vars);
+    CHECK_MESSAGE(own_pip.exit_code == 0, own_pip.err);
+    CHECK(own_pip.out.find((dir / ".envlock" / "default").string()) != std::string::npos);
+    // Seeded pip is no package of the lock: the env is still the lock's, and a second seed has nothing to do.
+    auto again = envlock_in(dir / "src", {"install", "--seed"}, vars);
+    CHECK(again.exit_code == 0);
+    CHECK(again.err.find("seeded") == std::string::npos);
 }
 
 // --- the lock holds only facts that decide the solve ----------------------------------------------
 
-TEST_CASE("own repo: two machines that differ in compilers and CUDA toolkits lock a pure-PyPI spec to the same bytes") {
+TEST_CASE("own repo: two machines that differ in every host fact lock a pure-PyPI spec to the same bytes, with none of them in it") {
     fs::path dir = temp_dir("own-hosts");
     write_file(dir / "requirements.txt", "requests\nclick>=8\n");
-    std::string bare = "platform: linux-64\nglibc: \"2.36\"\ncpu-flags: [avx, avx2, fma, sse4_2]\n";
-    write_file(dir / "bare.yaml", bare);
-    write_file(dir / "tools.yaml", bare + "compilers:\n  - {kind: gcc, path: /usr/bin/gcc, version: \"12.2.0\"}\n"
-                                          "  - {kind: clang, path: /usr/bin/clang, version: \"14.0.6\"}\n"
-                                          "cuda-toolkits:\n  - {path: /usr/local/cuda-12.1, version: \"12.1\", gpu-archs: []}\n");
-    auto with = resolve_dir(dir, {"--python", "3.11", "--target", (dir / "tools.yaml").string(), "-o", (dir / "with.yaml").string()});
+    // An H100 workstation with compilers and a toolkit; a bare WSL box on an older glibc.
+    write_file(dir / "big.yaml", "platform: linux-64\nkernel: \"6.1.0\"\nglibc: \"2.36\"\nwsl: false\n"
+                                 "cpu-flags: [avx, avx2, avx512f, fma, sse4_2]\ndriver: \"550.54.14\"\ndriver-cuda: \"12.4\"\n"
+                                 "gpus:\n  - {name: \"NVIDIA H100 80GB HBM3\", sm: sm_90}\n"
+                                 "compilers:\n  - {kind: gcc, path: /usr/bin/gcc, version: \"12.2.0\"}\n"
+                                 "  - {kind: clang, path: /usr/bin/clang, version: \"14.0.6\"}\n"
+                                 "cuda-toolkits:\n  - {path: /usr/local/cuda-12.1, version: \"12.1\", gpu-archs: [compute_90]}\n");
+    write_file(dir / "bare.yaml", "platform: linux-64\nkernel: \"5.15.90.1-microsoft-standard-WSL2\"\nglibc: \"2.31\"\nwsl: true\ncpu-flags: [sse4_2]\n");
+    auto with = resolve_dir(dir, {"--python", "3.11", "--target", (dir / "big.yaml").string(), "-o", (dir / "with.yaml").string()});
     REQUIRE_MESSAGE(with.exit_code == 0, with.err);
     auto without = resolve_dir(dir, {"--python", "3.11", "--target", (dir / "bare.yaml").string(), "-o", (dir / "without.yaml").string()});
     REQUIRE_MESSAGE(without.exit_code == 0, without.err);
     std::string a = read_file(dir / "with.yaml");
     CHECK(a == read_file(dir / "without.yaml"));
-    CHECK(a.find("12.2.0") == std::string::npos);      // no compiler
-    CHECK(a.find("cuda-12.1") == std::string::npos);   // no toolkit
+    for (const char* host_fact : {"12.2.0", "14.0.6", "cuda-12.1", "sm_90", "H100", "550.54", "avx", "glibc:", "\"2.31\"", "wsl:", "kernel:", "toolchain:"})
+        CHECK_MESSAGE(a.find(host_fact) == std::string::npos, (std::string(host_fact) + " in:\n" + a));
+    CHECK(a.find("left-out: [compilers, cpu-flags, cuda-toolkits, driver, glibc, gpus, wsl]") != std::string::npos);
+    auto check = run_envlock({"check", (dir / "with.yaml").string()});
+    CHECK_MESSAGE(check.exit_code == 0, (check.out + check.err));
+
+    // Resolved again here, the left-out facts are this machine's for the solve, and left out
+    // again: the file is untouched.
+    auto again = resolve_dir(dir, {"--python", "3.11", "-o", (dir / "with.yaml").string()});
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(read_file(dir / "with.yaml") == a);
+    CHECK(again.out.find("lock unchanged") != std::string::npos);
+}
+
+TEST_CASE("own repo: the same pure-PyPI spec resolved with and without compilers, nvcc and a GPU on PATH gives identical bytes") {
+    fs::path dir = temp_dir("own-path");
+    write_file(dir / "requirements.txt", "requests\nclick>=8\n");
+    // A toolbox as detect finds it on PATH and CUDA_HOME: gcc, clang, nvcc, nvidia-smi.
+    fs::path tools = dir / "tools";
+    auto program = [&](const std::string& name, const std::string& body) {
+        write_file(tools / "bin" / name, "#!/bin/sh\n" + body + "\n");
+        fs::permissions(tools / "bin" / name, fs::perms::owner_all, fs::perm_options::add);
+    };
+    program("gcc", "[ \"$1\" = -dumpfullversion ] && echo 13.2.0");
+    program("clang", "echo 'clang version 17.0.6'");
+    program("nvcc", "echo 'Cuda compilation tools, release 12.4, V12.4.131'");
+    program("nvidia-smi", "case \"$1\" in --query-gpu=name,compute_cap) echo 'NVIDIA H100 80GB HBM3, 9.0';; --query-gpu=driver_version) echo 550.54.14;; *) echo 'CUDA Version: 12.4';; esac");
+    fs::create_directories(dir / "empty");
+    std::vector<std::string> base{dir.string(), "--python", "3.11"};
+    auto flags = mirror_flags(dir / "cache");
+    auto resolve_in = [&](const std::string& out, const std::vector<std::string>& env) {
+        std::vector<std::string> args{"resolve"};
+        args.insert(args.end(), base.begin(), base.end());
+        args.insert(args.end(), {"-o", (dir / out).string()});
+        args.insert(args.end(), flags.begin(), flags.end());
+        return run_envlock(args, env);
+    };
+    auto with = resolve_in("with.yaml", {"PATH=" + (tools / "bin").string() + ":/usr/bin:/bin", "CUDA_HOME=" + tools.string()});
+    REQUIRE_MESSAGE(with.exit_code == 0, with.err);
+    auto without = resolve_in("without.yaml", {"PATH=" + (dir / "empty").string(), "CUDA_HOME="});
+    REQUIRE_MESSAGE(without.exit_code == 0, without.err);
+    std::string a = read_file(dir / "with.yaml");
+    CHECK(a == read_file(dir / "without.yaml"));
+    CHECK(a.find("13.2.0") == std::string::npos);
+    CHECK(a.find("12.4") == std::string::npos);
+}
+
+TEST_CASE("own repo: a PyPI lock with a platform wheel keeps glibc, which decides which wheels install, and leaves out the rest") {
+    fs::path dir = temp_dir("own-glibc");
+    write_file(dir / "requirements.txt", "numpy\n");
+    write_file(dir / "t.yaml", "platform: linux-64\nglibc: \"2.36\"\ncpu-flags: [avx, avx2]\n"
+                               "compilers:\n  - {kind: gcc, path: /usr/bin/gcc, version: \"12.2.0\"}\n");
+    auto r = resolve_dir(dir, {"--python", "3.9", "--target", (dir / "t.yaml").string()});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    std::string lock = read_file(dir / "envlock.yaml");
+    CHECK(lock.find("manylinux") != std::string::npos);
+    CHECK_MESSAGE(lock.find("glibc: 2.36\n") != std::string::npos, (lock));
+    CHECK(lock.find("left-out: [compilers, cpu-flags, cuda-toolkits, driver, gpus, wsl]") != std::string::npos);
+}
+
+// --- export: hashes for the Python and platform pip runs on ------------------------------------
+
+TEST_CASE("own repo: export --format requirements lists every file's hash of each locked release, or those --python X.Y installs") {
+    fs::path dir = temp_dir("own-export");
+    write_file(dir / "requirements.txt", "numpy\n");
+    auto r = resolve_dir(dir, {"--python", "3.9"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    std::string lock = read_file(dir / "envlock.yaml");
+    auto sha_at = lock.find("sha256: \"", lock.find("name: \"numpy\""));
+    REQUIRE(sha_at != std::string::npos);
+    std::string locked = lock.substr(sha_at + 9, 64);
+    auto flags = mirror_flags(dir / "cache");
+    auto export_with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args{"export", "--format", "requirements", (dir / "envlock.yaml").string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.insert(args.end(), flags.begin(), flags.end());
+        return run_envlock(args);
+    };
+    auto hashes_of = [](const std::string& text) {
+        size_t n = 0;
+        for (auto at = text.find("--hash=sha256:"); at != std::string::npos; at = text.find("--hash=sha256:", at + 1)) ++n;
+        return n;
+    };
+    auto every = export_with({});
+    REQUIRE_MESSAGE(every.exit_code == 0, every.err);
+    CHECK(every.out.find("# Valid for any Python and platform the locked releases have a file for") != std::string::npos);
+    CHECK(hashes_of(every.out) >= 4);   // numpy's cp39 … cp312 wheels
+    CHECK(every.out.find("--hash=sha256:" + locked) != std::string::npos);
+
+    auto py311 = export_with({"--python", "3.11"});
+    REQUIRE_MESSAGE(py311.exit_code == 0, py311.err);
+    CHECK(py311.out.find("# Valid for Python 3.11 on linux-64") != std::string::npos);
+    CHECK(hashes_of(py311.out) >= 1);
+    CHECK(hashes_of(py311.out) < hashes_of(every.out));
+    CHECK(py311.out.find(locked) == std::string::npos);   // the cp39 wheel is not what 3.11 installs
+
+    auto only = export_with({"--locked-only"});
+    REQUIRE_MESSAGE(only.exit_code == 0, only.err);
+    CHECK(hashes_of(only.out) == 1);
+    CHECK(only.out.find("# Valid for Python 3.9") != std::string::npos);
+    auto none = export_with({"--python", "2.7"});
+    CHECK(none.exit_code == 1);
+    CHECK(none.err.find("has no file for Python 2.7") != std::string::npos);
 }
 
 // --- the small ones -------------------------------------------------------------------------------

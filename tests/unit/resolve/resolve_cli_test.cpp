@@ -2,6 +2,9 @@
 // the acceptance scenarios of the solve issue and the recipe of the inference issue.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
 #include "tests/unit/resolve/resolve_fixture.hpp"
 
 using namespace envlock::test;
@@ -31,11 +34,13 @@ Resolved resolve_spec(const std::string& tag, const std::string& spec, const std
     return r;
 }
 
-Resolved resolve_bevformer(const std::string& tag, const std::string& target) {
+Resolved resolve_bevformer(const std::string& tag, const std::string& target, std::vector<std::string> extra = {}) {
     Resolved r;
     r.dir = temp_dir(tag);
     write_file(r.dir / "target.yaml", target);
-    r.run = resolve_with({"BEVFormer", "-o", (r.dir / "envlock.yaml").string(), "--target", (r.dir / "target.yaml").string()}, r.dir);
+    std::vector<std::string> args{"BEVFormer", "-o", (r.dir / "envlock.yaml").string(), "--target", (r.dir / "target.yaml").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    r.run = resolve_with(args, r.dir);
     if (fs::exists(r.dir / "envlock.yaml")) r.lock = read_file(r.dir / "envlock.yaml");
     return r;
 }
@@ -80,6 +85,26 @@ TEST_CASE("BEVFormer on an H100 is unsatisfiable, and says that torch 1.9.1 has 
     CHECK(r.run.err.find("What would help") != std::string::npos);
     // Provenance is the paper repo's file or an upstream URL, never the developers' ../shared.
     CHECK(r.run.err.find("shared/") == std::string::npos);
+}
+
+TEST_CASE("-v prints the full derivation of the H100 explanation: every candidate with every blocker (#30)") {
+    std::string h100 = target_yaml("NVIDIA H100 80GB HBM3", "sm_90", "535.104.05", "12.2");
+    auto screen = resolve_bevformer("bevh100screen", h100);
+    auto full = resolve_bevformer("bevh100full", h100, {"-v"});
+    REQUIRE(screen.run.exit_code == 1);
+    REQUIRE(full.run.exit_code == 1);
+    auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+    CAPTURE(screen.run.err);
+    CAPTURE(full.run.err);
+    // One screen names each candidate's first blocker; the full derivation every one of them
+    // (torch 1.9.1+cu111 also has no nvcc 11.1 arch for sm_90 to build extensions with), and
+    // nothing cut.
+    const std::string second = "; and needs an nvcc 11.1 arch that torch 1.9's cpp_extension accepts for every GPU";
+    CHECK(screen.run.err.find("torch 1.9.1+cu111 (pypi) needs kernels for every GPU") != std::string::npos);
+    CHECK(screen.run.err.find(second) == std::string::npos);
+    CHECK(full.run.err.find(second) != std::string::npos);
+    CHECK(lines(full.run.err) > lines(screen.run.err));
+    CHECK(full.run.err.find("(--verbose") == std::string::npos);
 }
 
 TEST_CASE("a Mask2Former-like spec allowing torch>=1.9 on an H100 gets a build with sm_90, its nvcc and a gcc it accepts") {
@@ -244,6 +269,44 @@ TEST_CASE("why names the spec line, the machine facts and the advisory behind a 
     CHECK(yapf.out.find("yapf 0.40.2") != std::string::npos);
     auto missing = run_envlock({"why", "tensorflow", (r.dir / "envlock.yaml").string()});
     CHECK(missing.exit_code == 1);
+}
+
+// Every key of a JSON document, with where it is ("why.ruled-out[0].id").
+static void keys_of(const nlohmann::json& j, const std::string& at, std::vector<std::string>& out) {
+    if (j.is_object())
+        for (const auto& [k, v] : j.items()) {
+            out.push_back(at + "." + k);
+            keys_of(v, at + "." + k, out);
+        }
+    else if (j.is_array())
+        for (size_t i = 0; i < j.size(); ++i) keys_of(j[i], at + "[" + std::to_string(i) + "]", out);
+}
+
+TEST_CASE("every --json output spells its keys as the lock does, kebab-case (why, index list, inspect) (#30)") {
+    auto r = resolve_bevformer("jsonkeys", target_yaml("NVIDIA GeForce RTX 3090", "sm_86", "470.82.01", "11.4"));
+    REQUIRE_MESSAGE(r.run.exit_code == 0, r.run.err);
+    auto flags = mirror_flags(r.dir / "cache");
+    std::vector<std::vector<std::string>> commands = {
+        {"why", "torch", (r.dir / "envlock.yaml").string(), "--json"},
+        {"inspect", "gpu", "H100", "--json"},
+        {"inspect", "driver", "535.104.05", "--json"},
+        {"inspect", "cuda", "11.1", "--json"},
+        {"inspect", "torch", "1.9.1", "--json"},
+        {"inspect", "wheel", "torch-1.9.1%2Bcu111-cp38-cp38-linux_x86_64.whl", "--python", "3.8"},
+        {"inspect", "requirement", "mmcv-full[all]>=1.3; python_version<'3.9'", "--python", "3.8"},
+    };
+    std::vector<std::string> list{"index", "list", "numpy", "--json"};
+    list.insert(list.end(), flags.begin(), flags.end());
+    commands.push_back(list);
+    for (const auto& args : commands) {
+        auto out = run_envlock(args);
+        CAPTURE(args[0] + " " + args[1]);
+        REQUIRE_MESSAGE(out.exit_code == 0, out.err);
+        std::vector<std::string> keys;
+        keys_of(nlohmann::json::parse(out.out), args[0] + " " + args[1], keys);
+        CHECK(keys.size() > 3);
+        for (const auto& k : keys) CHECK_MESSAGE(k.substr(k.rfind('.') + 1).find('_') == std::string::npos, k);
+    }
 }
 
 TEST_CASE("a malformed spec is refused with its file and line, and nothing is written") {

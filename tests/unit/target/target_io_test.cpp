@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
 #include "resolver/specs/errors.hpp"
+#include "resolver/lock/target.hpp"
 #include "resolver/lock/target_io.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 namespace {
 envlock::Target sample() {
@@ -111,4 +114,40 @@ TEST_CASE("an osx target's macOS version and the kernel and osx given by flags r
     CHECK(yaml.find("osx: \"13.6\"") != std::string::npos);
     check_same(envlock::target_from_text(yaml, "t.yaml"), t);
     CHECK_THROWS_AS(envlock::target_from_text("platform: osx-64\nosx: Sonoma\n", "t.yaml"), envlock::InputError);
+}
+
+TEST_CASE("a lock's left-out facts are not written, are listed under left-out, and round-trip (#30)") {
+    auto t = envlock::leave_out(sample(), {"compilers", "cuda-toolkits", "glibc", "gpus", "driver", "wsl", "cpu-flags"});
+    std::string yaml = envlock::target_to_yaml(t);
+    const YAML::Node read = YAML::Load(yaml);
+    for (const char* gone : {"glibc", "gpus", "driver", "driver-cuda", "compilers", "cuda-toolkits", "wsl", "cpu-flags"})
+        CHECK_MESSAGE(!read[gone], gone);
+    CHECK(read["platform"].as<std::string>() == "linux-64");
+    CHECK(yaml.find("left-out: [compilers, cpu-flags, cuda-toolkits, driver, glibc, gpus, wsl]") != std::string::npos);
+    check_same(envlock::target_from_text(yaml, "t.yaml"), t);
+    check_same(envlock::target_from_text(envlock::target_to_json(t).dump(2), "t.json"), t);
+    // A re-resolve takes them from the machine it runs on.
+    auto again = envlock::with_left_out(envlock::target_from_text(yaml, "t.yaml"), sample());
+    check_same(again, sample());
+}
+
+TEST_CASE("a fact the user gave is never left out: it is an input, not the host's (#30)") {
+    auto t = sample();
+    t.given = {"gpus"};
+    auto kept = envlock::leave_out(t, {"gpus", "glibc"});
+    CHECK(kept.gpus.size() == 3);
+    CHECK(kept.left_out == std::vector<std::string>{"glibc"});
+}
+
+TEST_CASE("left-out names only facts a lock may leave out, and never one the file also gives (#30)") {
+    auto message = [](const std::string& text) {
+        try {
+            envlock::target_from_text(text, "t.yaml");
+        } catch (const envlock::InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(message("platform: linux-64\nleft-out: [platform]\n").find("t.yaml:2: left-out: expected fact names among compilers") == 0);
+    CHECK(message("platform: linux-64\nglibc: \"2.31\"\nleft-out: [glibc]\n") == "t.yaml:2: glibc: a fact listed in left-out cannot also be given");
 }

@@ -77,7 +77,7 @@ TEST_CASE("envlock verify with nvcc 13.0 here: toolchain and probe pass, exit 0,
         if (c["check"] == "probe") probed = c["status"] == "passed";
     }
     CHECK(probed);
-    CHECK(j["toolchain"]["cuda_arch_list"] == "8.6");
+    CHECK(j["toolchain"]["cuda-arch-list"] == "8.6");
     CHECK(r.exit_code == (j["ok"].get<bool>() ? 0 : 1));
 }
 

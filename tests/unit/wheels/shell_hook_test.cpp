@@ -49,12 +49,15 @@ TEST_CASE("shell-hook under bash: a second env keeps nothing of the first, and d
         "echo \"1|$(which-env)|$CUDA_HOME|$TORCH_CUDA_ARCH_LIST|$CUDAARCHS|$CONDA_PREFIX\"\n"
         "eval " + hook + t.str("second") + ")\"\n"
         "echo \"2|$(which-env)|${CUDA_HOME-unset}|${TORCH_CUDA_ARCH_LIST-unset}|${CUDAARCHS-unset}|$CONDA_PREFIX|$PATH\"\n"
+        // Every variable and function of the shell (but the -c script's own text): none names the first env.
+        "echo \"left of the first: $( (declare -p; declare -f) | grep -v BASH_EXECUTION_STRING | grep -c -e first)\"\n"
         "envlock_deactivate\n"
         "echo \"3|${CONDA_PREFIX-unset}|$PATH|$CC|$(command -v envlock_deactivate || echo gone)\"\n";
     auto r = run_program({"bash", "--norc", "--noprofile", "-c", script});
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(has(r.out, "1|first|/opt/cuda-of-first|8.6|86-real|" + t.str("first") + "\n"));
     CHECK(has(r.out, "2|second|unset|unset|unset|" + t.str("second") + "|" + t.str("second") + "/bin:/usr/bin:/bin\n"));
+    CHECK(has(r.out, "left of the first: 0\n"));
     CHECK(has(r.out, "3|unset|/usr/bin:/bin|/usr/bin/cc-of-the-user|gone\n"));
 }
 
@@ -72,16 +75,21 @@ TEST_CASE("shell-hook under fish: the same, with PATH as fish's list") {
         hook + t.str("first") + " | source\n"
         "echo \"1|\"(which-env)\"|$CUDA_HOME|$TORCH_CUDA_ARCH_LIST|$CUDAARCHS\"\n" +
         hook + t.str("second") + " | source\n"
-        "set -q CUDA_HOME; or set CUDA_HOME unset; set -q TORCH_CUDA_ARCH_LIST; or set TORCH_CUDA_ARCH_LIST unset\n"
-        "echo \"2|\"(which-env)\"|$CUDA_HOME|$TORCH_CUDA_ARCH_LIST|\"(string join : $PATH)\n"
-        "set -e CUDA_HOME; set -e TORCH_CUDA_ARCH_LIST\n"
+        // Every variable and function of the shell: none names the first env.
+        "echo \"left of the first: \"(count (begin; set; functions -a | while read -l f; functions $f; end; end | string match -e -r -- '" +
+        t.str("first") + "|cuda-of-first'))\n"
+        "set -q CUDA_HOME; or set CUDA_HOME unset; set -q TORCH_CUDA_ARCH_LIST; or set TORCH_CUDA_ARCH_LIST unset; set -q CUDAARCHS; or set CUDAARCHS unset\n"
+        "echo \"2|\"(which-env)\"|$CUDA_HOME|$TORCH_CUDA_ARCH_LIST|$CUDAARCHS|\"(string join : $PATH)\n"
+        "set -e CUDA_HOME; set -e TORCH_CUDA_ARCH_LIST; set -e CUDAARCHS\n"
         "envlock_deactivate\n"
         "set -q CONDA_PREFIX; or set CONDA_PREFIX unset\n"
         "echo \"3|$CONDA_PREFIX|\"(string join : $PATH)\n";
     auto r = run_program({"fish", "--no-config", "-c", script});
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CAPTURE(r.out);
     CHECK(has(r.out, "1|first|/opt/cuda-of-first|8.6|86-real\n"));
-    CHECK(has(r.out, "2|second|unset|unset|" + t.str("second") + "/bin:/usr/bin:/bin\n"));
+    CHECK(has(r.out, "2|second|unset|unset|unset|" + t.str("second") + "/bin:/usr/bin:/bin\n"));
+    CHECK(has(r.out, "left of the first: 0\n"));
     CHECK(has(r.out, "3|unset|/usr/bin:/bin\n"));
 }
 
