@@ -539,6 +539,16 @@ bool requested_by_spec(const LockedPackage& package) {
                        [](const std::string& r) { return r.rfind("spec: ", 0) == 0; });
 }
 
+// The PyPI wheels of torch 1.12.1, torchvision 0.13.1 and torchaudio 0.12.1 had their METADATA
+// edited after they were built: RECORD's row for it gives the old size and hash. pip and uv do not
+// check RECORD's hashes and install them. The wheel's own sha256, which the lock pins and the
+// cache checked, is what protects its bytes; so a stale row for a file of the wheel's own
+// .dist-info/ (its metadata, not code) is a warning, and one for any other member is refused.
+static bool stale_metadata_row(const std::string& member, const std::string& record_name) {
+    std::string dist_info = record_name.substr(0, record_name.size() - std::string("RECORD").size());
+    return member.rfind(dist_info, 0) == 0 && member != record_name && member.find('/', dist_info.size()) == std::string::npos;
+}
+
 InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& layout, const WheelOptions& options) {
     // ---- read and check the wheel's own metadata ----
     std::error_code tree_ec;
@@ -703,8 +713,16 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
                 throw InputError(wheel_path + ": " + m.name + " is " + std::to_string(m.size) + " bytes, " + record_name +
                                  " says " + std::to_string(p.expected_size));
             std::string from = wheel_path + "/" + m.name;
-            if ((options.verify_unpacked_hashes || p.stale_size) && digest_file(from).sha256 != p.expected_hash)
-                throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name);
+            if (options.verify_unpacked_hashes || p.stale_size) {
+                std::string actual = digest_file(from).sha256;
+                if (actual != p.expected_hash) {
+                    if (!stale_metadata_row(m.name, record_name))
+                        throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name);
+                    result.warnings.push_back(record_name + " gives another sha256 for " + m.name + " (a metadata file edited after the wheel was built; the wheel itself matched the lock's sha256)");
+                    p.expected_hash = actual;
+                    p.record_hash = {};   // the installed RECORD gives the true hash
+                }
+            }
             writer.place(from, staged(options, layout, p.final_path), options.hardlink);
             written.push_back({std::move(p.final_path), {std::move(p.expected_hash), p.expected_size}, p.scheme, p.record_hash});
         }
@@ -754,7 +772,9 @@ InstalledWheel install_wheel(const std::string& wheel_path, const PythonLayout& 
                 auto it = open_index.find(m.name);
                 if (it == open_index.end()) it = open_index.emplace(m.name, writer.open(staged(options, layout, p.final_path), p.executable)).first;
                 d = writer.finish(it->second);
-                if (d.sha256 != p.expected_hash)
+                if (d.sha256 != p.expected_hash && stale_metadata_row(m.name, record_name))
+                    result.warnings.push_back(record_name + " gives another sha256 for " + m.name + " (a metadata file edited after the wheel was built; the wheel itself matched the lock's sha256)");
+                else if (d.sha256 != p.expected_hash)
                     throw InputError(wheel_path + ": " + m.name + " does not match its sha256 in " + record_name +
                                      " (expected " + p.expected_hash + ", found " + d.sha256 + ")");
             }
