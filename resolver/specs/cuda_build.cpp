@@ -6,6 +6,10 @@
 #include <string_view>
 #include <utility>
 
+#include "resolver/specs/errors.hpp"
+#include "resolver/specs/pep440.hpp"
+#include "resolver/specs/pep508.hpp"
+
 namespace envlock {
 
 namespace {
@@ -158,25 +162,22 @@ std::string cuda_variant_pinned_by(const std::vector<std::string>& requires_dist
     // `nvidia-cuda-runtime`), or NVIDIA's meta-package (`cuda-toolkit[...]`, CUDA 13 torch), each
     // pinned with ==; its first two numbers are the CUDA release.
     for (const auto& line : requires_dist) {
-        std::string name;
-        size_t i = 0;
-        while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '-' || line[i] == '_' || line[i] == '.'))
-            name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(line[i++]))));
-        std::replace(name.begin(), name.end(), '_', '-');
+        std::optional<pep508::Requirement> req;
+        try {
+            req = pep508::Requirement::parse(line);
+        } catch (const InputError&) {
+            continue;
+        }
+        const std::string& name = req->normalized_name;
         if (name != "nvidia-cuda-runtime-cu11" && name != "nvidia-cuda-runtime-cu12" && name != "nvidia-cuda-runtime" &&
             name != "cuda-toolkit")
             continue;
-        auto eq = line.find("==", i);
-        if (eq == std::string::npos) continue;
-        size_t j = eq + 2;
-        while (j < line.size() && line[j] == ' ') ++j;
-        std::string major, minor;
-        while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) major.push_back(line[j++]);
-        if (j >= line.size() || line[j] != '.') continue;
-        ++j;
-        while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) minor.push_back(line[j++]);
-        if (major.empty() || minor.empty() || major.size() > 2 || minor.size() > 1) continue;
-        return variant_of_cuda_runtime(major + "." + minor);
+        for (const auto& clause : req->specifier.specifiers()) {
+            if (clause.op() != pep440::Specifier::Op::equal) continue;
+            auto v = pep440::Version::try_parse(clause.version_text());
+            if (!v || v->release().size() < 2 || v->release()[0] > 99 || v->release()[1] > 9) continue;
+            return variant_of_cuda_runtime(std::to_string(v->release()[0]) + "." + std::to_string(v->release()[1]));
+        }
     }
     return "";
 }
