@@ -50,6 +50,8 @@ bool target_holds(const std::string& conditions, const Target& t) {
             std::string flag = c.substr(10);
             if (t.cpu_flags.empty()) return false;   // flags unknown: no claim
             if (std::find(t.cpu_flags.begin(), t.cpu_flags.end(), flag) != t.cpu_flags.end()) return false;
+        } else if (c == "no-gpu") {
+            if (!cpu_only(t)) return false;
         } else if (c.rfind("gpus>=", 0) == 0) {
             if (t.gpus.size() < std::stoul(c.substr(6))) return false;
         } else {
@@ -83,6 +85,7 @@ std::vector<std::string> target_facts_warnings_read(const Knowledge& k, const Pa
             if (c.rfind("wsl", 0) == 0) out.push_back("wsl");
             else if (c.rfind("cpu-lacks:", 0) == 0) out.push_back("cpu-flags");
             else if (c.rfind("gpus", 0) == 0) out.push_back("gpus");
+            else if (c.rfind("no-gpu", 0) == 0) out.insert(out.end(), {"gpus", "driver"});
         }
     }
     std::sort(out.begin(), out.end());

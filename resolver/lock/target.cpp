@@ -16,6 +16,8 @@ bool binary_feature_flag(const std::string& flag) {
 
 }  // namespace
 
+bool cpu_only(const Target& t) { return t.driver_version.empty() && t.gpus.empty(); }
+
 std::string linux_version(const std::string& release) {
     if (release.empty()) return "";
     // \d+\.\d+(\.\d+)?(\.\d+)? at the start (conda/plugins/virtual_packages/linux.py).

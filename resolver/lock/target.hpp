@@ -62,6 +62,12 @@ Target locked_facts(Target t);
 // not start with one, as conda; "" for an unknown kernel).
 std::string linux_version(const std::string& kernel_release);
 
+// A target with neither an NVIDIA GPU nor a driver (a laptop, a CPU node, a CI runner): a CUDA
+// build of a wheel installs there and runs on the CPU (torch imports and computes, with
+// torch.cuda.is_available() False), as pip and uv install one. Its driver can refuse nothing;
+// a target with a GPU and no driver, or too old a driver, still does.
+bool cpu_only(const Target& t);
+
 // The target as a lock records it when nothing chosen depends on the kernel.
 Target without_kernel(Target t);
 

@@ -359,7 +359,8 @@ std::vector<Id> SolvPool::compute(const std::string& argument) {
         const std::string& what = f.at(1);
         if (what == "driver") {
             for (const auto& t : ctx_.input->targets)
-                if (t.target.driver_version.empty() || !knowledge::driver_runs_cuda(k, t.target.driver_version, f.at(2)))
+                if (!cpu_only(t.target) &&
+                    (t.target.driver_version.empty() || !knowledge::driver_runs_cuda(k, t.target.driver_version, f.at(2))))
                     holds = false;
         } else if (what == "gpu") {
             knowledge::ArchList arch{split_ints(f.at(2)), f.size() > 3 ? split_ints(f[3]) : std::vector<int>{}};

@@ -309,7 +309,8 @@ struct Checker {
         auto cuda = cuda_build_of(r, default_variant);
         if (cuda && r.ecosystem != Ecosystem::source) {
             for (const auto& t : in.targets)
-                if (t.target.driver_version.empty() || !knowledge::driver_runs_cuda(k, t.target.driver_version, cuda->runtime))
+                if (!cpu_only(t.target) &&
+                    (t.target.driver_version.empty() || !knowledge::driver_runs_cuda(k, t.target.driver_version, cuda->runtime)))
                     fail(label(r) + " needs a driver that runs CUDA " + cuda->runtime,
                          t.target.driver_version.empty() ? "target " + t.name + " has no NVIDIA driver"
                                                          : "target " + t.name + " has driver " + t.target.driver_version);

@@ -1,6 +1,6 @@
 // Target warnings (resolver/knowledge/target_warnings.yaml): which rows hold for a machine and a
 // set of locked packages. Rows: torch on a CPU without AVX (pytorch/pytorch#37577, #43300,
-// #22338); NCCL older than 2.11.4 on WSL with several GPUs (NCCL 2.10.3 release notes: WSL2
+// #22338); torch on a target with no GPU and no driver (c10/cuda/CUDAFunctions.cpp); NCCL older than 2.11.4 on WSL with several GPUs (NCCL 2.10.3 release notes: WSL2
 // single GPU only; NVIDIA/nccl v2.11.4-1 p2p.cc; pytorch/pytorch#68165).
 #include <doctest/doctest.h>
 
@@ -62,6 +62,18 @@ TEST_CASE("conda's pytorch counts as torch; a lock without torch gets no AVX war
     CHECK(has(conda, "torch-cpu-without-avx"));
     auto none = ids(kb::target_warnings(builtin(), machine({"sse2"}), {{"numpy", "1.19.5"}}));
     CHECK_FALSE(has(none, "torch-cpu-without-avx"));
+}
+
+TEST_CASE("torch on a target with neither a GPU nor a driver is warned about: it runs on the CPU (c10/cuda device_count_impl)") {
+    Packages locked{{"torch", "2.15.0"}};
+    CHECK(has(ids(kb::target_warnings(builtin(), machine({"avx", "avx2"}, false, 0), locked)), "torch-without-gpu"));
+    // A GPU without a driver is another matter (the solve refuses CUDA builds there), and a GPU
+    // with its driver runs CUDA.
+    CHECK_FALSE(has(ids(kb::target_warnings(builtin(), machine({"avx", "avx2"}, false, 1), locked)), "torch-without-gpu"));
+    Target with_driver = machine({"avx", "avx2"}, false, 1);
+    with_driver.driver_version = "595.58.03";
+    CHECK_FALSE(has(ids(kb::target_warnings(builtin(), with_driver, locked)), "torch-without-gpu"));
+    CHECK_FALSE(has(ids(kb::target_warnings(builtin(), machine({"avx"}, false, 0), {{"numpy", "2.2.6"}})), "torch-without-gpu"));
 }
 
 TEST_CASE("a target whose CPU flags are unknown is not warned about: the warning is for a fact, not a guess") {

@@ -107,9 +107,19 @@ TEST_CASE("a driver too old for CUDA 11.1 rules the cu111 build out") {
     CHECK(out.explanation.find("440.33.01") != std::string::npos);
 }
 
-TEST_CASE("without a GPU driver a CUDA build is not chosen: the plain wheel's CUDA cannot run either") {
+TEST_CASE("a target with neither a GPU nor a driver takes a CUDA build, which runs on its CPU, and the lock warns") {
+    // As pip and uv install it on a laptop or a CPU node: torch imports there with no device.
     auto out = solve(input_for(linux_machine("", "", {}), {pypi_req("torch==1.9.1+cu111")}));
+    REQUIRE_MESSAGE(out.solved, out.explanation);
+    CHECK(find(out.lock, "torch")->version == "1.9.1+cu111");
+    REQUIRE(out.lock.warnings.size() == 1);
+    CHECK(out.lock.warnings[0].id == "torch-without-gpu");
+}
+
+TEST_CASE("a GPU without a driver refuses a CUDA build: the GPU is there, CUDA cannot reach it") {
+    auto out = solve(input_for(linux_machine("", "", {rtx3090()}), {pypi_req("torch==1.9.1+cu111")}));
     CHECK_FALSE(out.solved);
+    CHECK(out.explanation.find("no NVIDIA driver") != std::string::npos);
 }
 
 TEST_CASE("an RTX 4090 runs torch 1.9.1+cu111 through sm_86 SASS; the ops build 8.6 with nvcc 11.1, not the system 12.0") {
