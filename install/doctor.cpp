@@ -468,7 +468,8 @@ void check_torch(Env& e) {
     const Target& m = e.machine.target;
     std::string torch = "torch " + t.version + " (CUDA " + t.cuda + ")";
     if (m.driver_version.empty()) {
-        e.add(Severity::note, "torch-driver", torch + " on a machine without an NVIDIA driver",
+        // With no GPU either, the target warning torch-without-gpu says it (check_target_warnings).
+        if (!cpu_only(m)) e.add(Severity::note, "torch-driver", torch + " on a machine without an NVIDIA driver",
               "no driver was found (nvidia-smi, /proc/driver/nvidia), so torch.cuda.is_available() is False and it runs on the CPU", "");
         return;
     }
@@ -683,9 +684,12 @@ void check_target_warnings(Env& e) {
             if (c.rfind("cpu-lacks:", 0) == 0) machine.push_back("a CPU without " + c.substr(10));
             else if (c == "wsl") machine.push_back("WSL");
             else if (c.rfind("gpus>=", 0) == 0) machine.push_back(std::to_string(e.machine.target.gpus.size()) + " GPUs");
+            else if (c == "no-gpu") machine.push_back("a machine with no NVIDIA GPU or driver");
         }
+        // A crash is an error; a machine that runs the env on its CPU only is said, not a problem.
         bool crash = w.target.find("cpu-lacks:") != std::string::npos;
-        e.add(crash ? Severity::error : Severity::warning, "target:" + w.id,
+        bool cpu_only_machine = w.target.find("no-gpu") != std::string::npos;
+        e.add(crash ? Severity::error : cpu_only_machine ? Severity::note : Severity::warning, "target:" + w.id,
               (seen.empty() ? join(w.when, ", ") : join(seen, ", ")) + " on " + join(machine, ", "), w.symptom + cite(w.source), w.fix);
     }
 }
