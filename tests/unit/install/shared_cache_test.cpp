@@ -239,11 +239,14 @@ TEST_CASE("a download killed with SIGKILL leaves only a temp, never the entry's 
     CHECK_FALSE(fs::exists(e.tree()));
     CHECK_FALSE(temps_in(e.dir).empty());
 
+    const size_t asked = ch.server->requests_for(path).size();   // the killed one, if it got that far
     install::populate_cache({e}, context(cache));
     CHECK(install::check_tree(e, true));
     CHECK(mirror::sha256_hex_of(read_bytes(e.archive())) == p.sha256);
     CHECK(temps_in(e.dir).empty());
-    CHECK(ch.server->requests_for(path).size() == 2);   // the killed one, then the whole one
+    // Fetched again, whole: nothing of the half was kept (the killed request may be recorded late).
+    CHECK(ch.server->requests_for(path).size() >= asked + 1);
+    CHECK(ch.server->requests_for(path).size() <= 2);
 }
 
 TEST_CASE("what an extraction killed on another host leaves (tree.tmp-, tree.gone-, .part-) is never taken for the "
