@@ -463,14 +463,17 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 if (!r.depends_known) continue;
                 const auto& v = parsed(versions_of, r.version);
                 if (!v || !p.read.count(v->str()) || !followed.insert(r.version).second) continue;
-                for (const auto& d : r.depends) {
-                    try {
-                        auto req = pep508::Requirement::parse(d);
-                        if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
-                            require(req.normalized_name, req.specifier.str(), req.extras);
-                    } catch (const InputError&) {
+                std::vector<std::string> implied;
+                if (request.implied_requirements) implied = request.implied_requirements(name, r.version);
+                for (const std::vector<std::string>* lines : {&r.depends, static_cast<const std::vector<std::string>*>(&implied)})
+                    for (const auto& d : *lines) {
+                        try {
+                            auto req = pep508::Requirement::parse(d);
+                            if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
+                                require(req.normalized_name, req.specifier.str(), req.extras);
+                        } catch (const InputError&) {
+                        }
                     }
-                }
             }
         }
     }
