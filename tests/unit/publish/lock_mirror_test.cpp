@@ -212,6 +212,7 @@ TEST_CASE("wheels and sdists: PEP 503 and PEP 691 pages with PEP 658 metadata, r
     auto sdists = fetch::parse_simple_html(read_file(sdist_page / "index.html"), fetch::path_to_file_url(sdist_page.string()) + "/", "future");
     REQUIRE(sdists.size() == 1);
     CHECK(sdists[0].sha256 == future.sha256);
+    CHECK(sdists[0].metadata_url.empty());
 }
 
 TEST_CASE("find-links pages list the files that came from them, with relative links that resolve inside the mirror") {
@@ -394,6 +395,16 @@ TEST_CASE("a re-run adds what a new lock needs and removes nothing; --prune remo
     const std::string small = (work / "small" / "envlock.yaml").string();
     fs::path mirror = linked_copy(f.mirror, "lock-mirror-prune-dir");
     const auto before = files_under(mirror);
+    // The same lock again: nothing to copy, and every page the same bytes.
+    r = run_envlock({"mirror", f.lock.string(), mirror.string(), "--cache-dir", f.cache.string(), "--json"},
+                    {"ENVLOCK_MIRRORS=" + f.demo_mirrors});
+    REQUIRE_MESSAGE(r.exit_code == 0, said(r));
+    auto again = nlohmann::json::parse(r.out);
+    CHECK(again["files-added"] == 0);
+    CHECK(again["git-added"] == 0);
+    for (const auto& p : before)
+        if (p.size() > 5 && (p.substr(p.size() - 5) == ".html" || p.substr(p.size() - 5) == ".json"))
+            CHECK_MESSAGE(read_file(mirror / p) == read_file(f.mirror / p), p);
 
     r = run_envlock({"mirror", small, mirror.string(), "--cache-dir", f.cache.string(), "--json"}, {"ENVLOCK_MIRRORS=" + f.demo_mirrors});
     REQUIRE_MESSAGE(r.exit_code == 0, said(r));
