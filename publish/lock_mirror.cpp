@@ -18,6 +18,7 @@
 #include "fetch/pypi_readers.hpp"
 #include "fetch/url.hpp"
 #include "install/extract.hpp"
+#include "install/file_lock.hpp"
 #include "install/link.hpp"
 #include "install/package_cache.hpp"
 #include "install/wheel_archive.hpp"
@@ -281,6 +282,23 @@ void write_wheel_metadata(const fs::path& wheel, MirroredFile& f) {
     f.requires_python = fetch::parse_core_metadata(text).requires_python;
 }
 
+// An sdist's Requires-Python, from the PKG-INFO at the top of its one folder (PEP 643's metadata):
+// empty when the sdist has none there.
+std::string sdist_requires_python(const fs::path& sdist) {
+    std::string name = sdist.filename().string();
+    for (std::string_view ext : {".tar.gz", ".zip", ".tar.bz2", ".tgz"})
+        if (ends_with(name, ext)) {
+            std::string stem = name.substr(0, name.size() - ext.size());
+            try {
+                if (auto text = install::read_archive_member(sdist, stem + "/PKG-INFO", 1 << 20))
+                    return fetch::parse_core_metadata(*text).requires_python;
+            } catch (const Error&) {
+            }
+            return "";
+        }
+    return "";
+}
+
 // What a cache failure names (a URL or a file name) put after the lock lines it concerns.
 [[noreturn]] void rethrow_with_lines(const Error& e, const std::vector<Wanted*>& todo) {
     std::string what = e.what(), named;
@@ -327,6 +345,7 @@ void copy_artifacts(const std::vector<Wanted*>& todo, const fs::path& dir, const
         try {
             if (f.kind == Ecosystem::conda) f.record = conda_record(dest, f);
             else if (is_wheel(f.path)) write_wheel_metadata(dest, f);
+            else f.requires_python = sdist_requires_python(dest);
         } catch (const Error& e) {
             throw InputError(todo[i]->where + ": " + e.what());
         }
@@ -432,6 +451,11 @@ MirrorSummary mirror_locks(const std::vector<LockFile>& locks, const MirrorOptio
 
     std::vector<Wanted> files = wanted_files(locks);
     std::vector<WantedGit> git = wanted_git(locks);
+    // One writer at a time: two runs into one folder would each write a record without the other's files.
+    install::FileLock turn(dir / ".envlock-mirror.lock", [&](const std::string& holder) {
+        say("waiting for another envlock mirror writing " + dir.string() + (holder.empty() ? "" : " (" + holder + ")"));
+    });
+    turn.note("pid " + std::to_string(::getpid()) + ": envlock mirror");
     const State old = read_state(dir);
     MirrorSummary sum;
 

@@ -22,6 +22,7 @@
 #include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
 #include "tests/mirror/mirror.hpp"
+#include "tests/support/http_server.hpp"
 #include "tests/support/run_envlock.hpp"
 #include "tests/support/scratch.hpp"
 
@@ -212,6 +213,7 @@ TEST_CASE("wheels and sdists: PEP 503 and PEP 691 pages with PEP 658 metadata, r
     auto sdists = fetch::parse_simple_html(read_file(sdist_page / "index.html"), fetch::path_to_file_url(sdist_page.string()) + "/", "future");
     REQUIRE(sdists.size() == 1);
     CHECK(sdists[0].sha256 == future.sha256);
+    CHECK(sdists[0].metadata_url.empty());
 }
 
 TEST_CASE("find-links pages list the files that came from them, with relative links that resolve inside the mirror") {
@@ -255,6 +257,29 @@ TEST_CASE("install --offline with the mirror folder as the only source: the BEVF
                           "import torch, mmcv, mmdet, mmdet3d; print('imported')"});
     CHECK_MESSAGE(r.exit_code == 0, said(r));
     CHECK(r.out.find("imported") != std::string::npos);
+}
+
+TEST_CASE("--base-url: the folder served by a static HTTP server installs the lock, git sources by git's dumb protocol") {
+    const auto& f = fixture();
+    fs::path mirror = linked_copy(f.mirror, "lock-mirror-http");
+    HttpServer server(mirror.string());
+    auto r = run_envlock({"mirror", f.lock.string(), mirror.string(), "--cache-dir", f.cache.string(), "--base-url", server.url() + "/", "-q"},
+                         {"ENVLOCK_MIRRORS=" + f.demo_mirrors});
+    REQUIRE_MESSAGE(r.exit_code == 0, said(r));
+    CHECK(read_file(mirror / "mirrors.yaml").find("https://pypi.org: " + server.url() + "/pypi.org\n") != std::string::npos);
+    fs::path work = scratch_dir("lock-mirror-http-install");
+    without_demo_mirror([&] {
+        r = run_envlock({"install", f.lock.string(), "--prefix", (work / "env").string(), "--cache-dir", (work / "cache").string(),
+                         "--mirrors-file", (mirror / "mirrors.yaml").string()});
+    });
+    REQUIRE_MESSAGE(r.exit_code == 0, said(r));
+    Lock lock = bev_lock();
+    const auto& torch = package(lock, "torch");
+    CHECK(!server.requests_for("/" + publish::mirror_path(torch.url)).empty());
+    const auto& mmdet3d = package(lock, "mmdet3d");
+    CHECK(!server.requests_for("/" + publish::mirror_path(mmdet3d.url) + "/info/refs").empty());
+    auto head = run_program({"git", "-C", (work / "env" / "src" / "mmdet3d").string(), "rev-parse", "HEAD"});
+    CHECK(head.out.substr(0, 40) == mmdet3d.rev);
 }
 
 TEST_CASE("a file missing from the mirror: install --offline fails naming the file, its package and its lock line (exit 3)") {
@@ -394,6 +419,16 @@ TEST_CASE("a re-run adds what a new lock needs and removes nothing; --prune remo
     const std::string small = (work / "small" / "envlock.yaml").string();
     fs::path mirror = linked_copy(f.mirror, "lock-mirror-prune-dir");
     const auto before = files_under(mirror);
+    // The same lock again: nothing to copy, and every page the same bytes.
+    r = run_envlock({"mirror", f.lock.string(), mirror.string(), "--cache-dir", f.cache.string(), "--json"},
+                    {"ENVLOCK_MIRRORS=" + f.demo_mirrors});
+    REQUIRE_MESSAGE(r.exit_code == 0, said(r));
+    auto again = nlohmann::json::parse(r.out);
+    CHECK(again["files-added"] == 0);
+    CHECK(again["git-added"] == 0);
+    for (const auto& p : before)
+        if (p.size() > 5 && (p.substr(p.size() - 5) == ".html" || p.substr(p.size() - 5) == ".json"))
+            CHECK_MESSAGE(read_file(mirror / p) == read_file(f.mirror / p), p);
 
     r = run_envlock({"mirror", small, mirror.string(), "--cache-dir", f.cache.string(), "--json"}, {"ENVLOCK_MIRRORS=" + f.demo_mirrors});
     REQUIRE_MESSAGE(r.exit_code == 0, said(r));
