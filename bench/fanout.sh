@@ -8,7 +8,8 @@
 # with the GETs nginx answered for each, and whether all N prefixes are the same bytes
 # (bench/prefix_digest.py). Needs nginx (apt-get install nginx-light) and a built envlock.
 #
-#   bench/fanout.sh                 # the demo mirror (tests/mirror), N=20, 3 repetitions
+#   bench/fanout.sh                 # a lock of the demo mirror (tests/mirror), mirrored by
+#                                   # `envlock mirror`, N=20, 3 repetitions
 #   N=40 REPEAT=5 bench/fanout.sh
 #   MIRROR=/srv/mirror LOCK=envlock.yaml bench/fanout.sh   # a mirror made by `envlock mirror`
 set -euo pipefail
@@ -33,13 +34,17 @@ if [ -n "${MIRROR:-}" ]; then
   MIRROR_DIR=$(realpath "$MIRROR")
   LOCK_FILE=$(realpath "${LOCK:?set LOCK to the lock the mirror was made for}")
 else
-  MIRROR_DIR=$WORK/mirror
-  "${ENVLOCK_MIRROR:-$ROOT/build/envlock-mirror}" build "$MIRROR_DIR" --no-shared --no-git >/dev/null
+  "${ENVLOCK_MIRROR:-$ROOT/build/envlock-mirror}" build "$WORK/demo-mirror" --no-shared --no-git >/dev/null
   printf 'spec:\n  name: lab\n  channels: [conda-forge]\n  requirements:\n    - {conda: python=3.8}\n    - {conda: numpy=1.19.5}\n    - {conda: pip}\n    - {pypi: yapf==0.40.1}\n' > "$WORK/spec.yaml"
   printf 'platform: linux-64\nglibc: "2.31"\ncpu-flags: [sse4_2, avx, avx2, fma]\ndriver: "470.82.01"\ndriver-cuda: "11.4"\ngpus:\n  - {name: "NVIDIA GeForce RTX 3090", sm: sm_86}\n' > "$WORK/target.yaml"
   LOCK_FILE=$WORK/envlock.yaml
   "$ENVLOCK" resolve "$WORK/spec.yaml" --target "$WORK/target.yaml" -o "$LOCK_FILE" \
-    --mirrors-file "$MIRROR_DIR/mirrors.yaml" --cache-dir "$WORK/resolve-cache" --quiet
+    --mirrors-file "$WORK/demo-mirror/mirrors.yaml" --cache-dir "$WORK/resolve-cache" --quiet
+  # What nginx serves: the lab's mirror of exactly this lock.
+  MIRROR_DIR=$WORK/lab-mirror
+  "$ENVLOCK" mirror "$LOCK_FILE" "$MIRROR_DIR" --mirrors-file "$WORK/demo-mirror/mirrors.yaml" \
+    --cache-dir "$WORK/mirror-cache" --quiet
+  rm -rf "$WORK/demo-mirror" "$WORK/mirror-cache"
 fi
 
 # nginx in the foreground with a config of its own, on a free loopback port.
@@ -71,14 +76,14 @@ EOF
 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/logs/error.log" &
 NGINX_PID=$!
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.05; done
-# The lock's origins, sent to nginx (a mirror made by `envlock mirror` has its own mirrors file:
-# its folder-relative targets become the server's URLs).
+# The nodes' mirrors file: the folder-relative targets of the one `envlock mirror` wrote become
+# the server's URLs (what `envlock mirror --base-url` writes).
 awk -v base="http://127.0.0.1:$PORT/" '/^  [^ ]+: [^ ]+$/ && $2 !~ /:\/\// && $2 !~ /^\// {print "  " $1 " " base $2; next} {print}' \
   "$MIRROR_DIR/mirrors.yaml" > "$WORK/mirrors-http.yaml"
 
 PACKAGES=$(grep -cE '^  - (conda|pypi):' "$LOCK_FILE")
 BYTES=$(awk '/^    size: / {s += $2} END {print s + 0}' "$LOCK_FILE")
-echo "fanout: $PACKAGES packages ($BYTES bytes where the lock gives sizes), N=$N, $REPEAT repetitions, $(nproc) CPUs"
+echo "fanout: $PACKAGES packages ($BYTES bytes where the lock gives sizes), mirror folder $(du -sk "$MIRROR_DIR" | cut -f1) KiB, N=$N, $REPEAT repetitions, $(nproc) CPUs"
 echo "fanout: envlock $("$ENVLOCK" --version 2>/dev/null | head -1), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///')"
 
 gets() { grep -c '^GET .* 200 ' "$WORK/nginx/logs/access.log" || true; }
@@ -106,6 +111,8 @@ alike() {   # the prefixes of one run: how many distinct digests
 }
 
 printf '%-44s %9s %9s %10s %9s\n' "case" "wall s" "x one" "GETs" "max/file"
+ONE_COLD=(); ONE_WARM=(); COLD_SHARED=(); WARM_SHARED=(); COLD_OWN=()
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 for run in $(seq 1 "$REPEAT"); do
   mkdir -p "$WORK/run$run"
   : > "$WORK/nginx/logs/access.log"
@@ -132,5 +139,15 @@ for run in $(seq 1 "$REPEAT"); do
   printf '%-44s %9s %9s %10s %9s\n' "run $run: $N at once, one shared cache, warm" "$warm_shared" "$(ratio "$warm_shared" "$one_warm")" "$gw" "0"
   printf '%-44s %9s %9s %10s %9s\n' "run $run: $N at once, $N caches of their own" "$cold_own" "$(ratio "$cold_own" "$one_cold")" "$go" "$mo"
   echo "run $run: distinct prefixes: shared cache $same_shared, own caches $same_own (1 = all byte-identical)"
+  [ "$same_shared" -eq 1 ] && [ "$same_own" -eq 1 ] && [ "$ms" -eq 1 ] || { echo "fanout: FAILED: prefixes differ or a file was fetched twice into the shared cache"; exit 1; }
+  ONE_COLD+=("$one_cold"); ONE_WARM+=("$one_warm"); COLD_SHARED+=("$cold_shared"); WARM_SHARED+=("$warm_shared"); COLD_OWN+=("$cold_own")
   rm -rf "$WORK/run$run"
 done
+m_one_cold=$(median "${ONE_COLD[@]}"); m_one_warm=$(median "${ONE_WARM[@]}")
+echo "medians of $REPEAT runs (wall s; x one: against one install of the same cache state, in the same runs):"
+printf '  %-42s %9s\n' "1 install, cold cache (over nginx)" "$m_one_cold"
+printf '  %-42s %9s\n' "1 install, warm cache" "$m_one_warm"
+printf '  %-42s %9s %8sx\n' "$N at once, one shared cache, cold" "$(median "${COLD_SHARED[@]}")" "$(ratio "$(median "${COLD_SHARED[@]}")" "$m_one_cold")"
+printf '  %-42s %9s %8sx\n' "$N at once, one shared cache, warm" "$(median "${WARM_SHARED[@]}")" "$(ratio "$(median "${WARM_SHARED[@]}")" "$m_one_warm")"
+printf '  %-42s %9s %8sx\n' "$N at once, $N caches of their own, cold" "$(median "${COLD_OWN[@]}")" "$(ratio "$(median "${COLD_OWN[@]}")" "$m_one_cold")"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Opt-in (issue 33): one lock installed on every "node" by a Slurm array job, the way a lab runs
 # it, on a single-node Slurm of Debian's slurm-wlm + munge started here by hand (no systemd):
-# munged, slurmctld and slurmd with a generated slurm.conf for this host, then
-#   sbatch --array=1-$TASKS --wrap "envlock install LOCK --prefix .../node%a --cache-dir SHARED ..."
+# `envlock mirror LOCK DIR` writes the lab's mirror on a shared folder (from the demo mirror,
+# which is then removed), munged, slurmctld and slurmd start with a generated slurm.conf for
+# this host, then
+#   sbatch --array=1-$TASKS --wrap "envlock install LOCK --prefix .../node%a --cache-dir SHARED \
+#       --mirrors-file DIR/mirrors.yaml --offline"
 # and a check that every prefix is the same bytes (bench/prefix_digest.py), whole by its own
 # record (install --repair --dry-run), with every package fetched once into the shared cache.
 # The daemons are stopped and the work folder removed at the end (KEEP=1 keeps the folder).
@@ -13,7 +16,7 @@
 #   scripts/slurm-fanout.sh                     # the demo mirror (tests/mirror), 8 tasks
 #   TASKS=16 scripts/slurm-fanout.sh
 #   MIRROR=/srv/mirror LOCK=envlock.yaml scripts/slurm-fanout.sh
-#                                               # a mirror made by `envlock mirror LOCK... DIR`
+#                                               # a folder made by `envlock mirror LOCK... DIR`
 #                                               # (its mirrors.yaml) and that lock
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,13 +53,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 1. The mirror on a shared folder (here the local disk stands in for NFS) and the lock.
+# 1. The lock, and its mirror on a shared folder (here the local disk stands in for NFS).
 if [ -n "${MIRROR:-}" ]; then
-  MIRRORS_FILE=$MIRROR/mirrors.yaml
+  MIRRORS_FILE=$(realpath "$MIRROR")/mirrors.yaml
   LOCK_FILE=$(realpath "${LOCK:?set LOCK to the lock the mirror was made for}")
 else
-  "${ENVLOCK_MIRROR:-$ROOT/build/envlock-mirror}" build "$WORK/mirror" --no-shared --no-git >/dev/null
-  MIRRORS_FILE=$WORK/mirror/mirrors.yaml
+  "${ENVLOCK_MIRROR:-$ROOT/build/envlock-mirror}" build "$WORK/demo-mirror" --no-shared --no-git >/dev/null
   cat > "$WORK/spec.yaml" <<'EOF'
 spec:
   name: lab
@@ -78,7 +80,13 @@ gpus:
 EOF
   LOCK_FILE=$WORK/envlock.yaml
   "$ENVLOCK" resolve "$WORK/spec.yaml" --target "$WORK/target.yaml" -o "$LOCK_FILE" \
-    --mirrors-file "$MIRRORS_FILE" --cache-dir "$WORK/resolve-cache" --quiet
+    --mirrors-file "$WORK/demo-mirror/mirrors.yaml" --cache-dir "$WORK/resolve-cache" --quiet
+  # The lab's mirror: exactly what the lock needs. The demo mirror goes, so the nodes have
+  # nothing but this folder (and --offline refuses anything else).
+  "$ENVLOCK" mirror "$LOCK_FILE" "$WORK/lab-mirror" --mirrors-file "$WORK/demo-mirror/mirrors.yaml" \
+    --cache-dir "$WORK/mirror-cache" | sed 's/^/  /'
+  rm -rf "$WORK/demo-mirror" "$WORK/mirror-cache" "$WORK/resolve-cache"
+  MIRRORS_FILE=$WORK/lab-mirror/mirrors.yaml
 fi
 PACKAGES=$(grep -cE '^  - (conda|pypi):' "$LOCK_FILE")
 echo "slurm-fanout: $PACKAGES packages in $LOCK_FILE; mirror: $MIRRORS_FILE"
@@ -140,7 +148,7 @@ start=$(date +%s.%N)
 sbatch --wait --array=1-"$TASKS" --oversubscribe --cpus-per-task=1 --mem=256 \
   --job-name=envlock-install --output="$WORK/logs/task-%a.out" --chdir="$WORK" \
   --wrap "'$ENVLOCK' install '$LOCK_FILE' --prefix '$WORK/prefixes/node'\$(printf %02d \$SLURM_ARRAY_TASK_ID) \
---cache-dir '$SHARED_CACHE' --mirrors-file '$MIRRORS_FILE'"
+--cache-dir '$SHARED_CACHE' --mirrors-file '$MIRRORS_FILE' --offline"
 end=$(date +%s.%N)
 echo "slurm-fanout: array job of $TASKS tasks done in $(awk "BEGIN {printf \"%.2f\", $end - $start}") s"
 
@@ -150,7 +158,7 @@ for i in $(seq 1 "$TASKS"); do
   out=$WORK/logs/task-$i.out
   if ! grep -q '^installed ' "$out"; then echo "slurm-fanout: task $i did not install:"; cat "$out"; failed=1; fi
 done
-grep -h '^installed ' "$WORK"/logs/task-*.out | sed 's/^/  /'
+for i in $(seq 1 "$TASKS"); do echo "  task $i: $(grep -h '^installed ' "$WORK/logs/task-$i.out")"; done
 digests=$(/usr/bin/python3 "$ROOT/bench/prefix_digest.py" "$WORK"/prefixes/node*)
 echo "$digests" | sed 's/^/  /'
 distinct=$(echo "$digests" | awk '{print $1}' | sort -u | wc -l)
@@ -163,7 +171,7 @@ fi
 # Whole by its own record: `install --repair --dry-run` finds nothing to restore or remove.
 for p in "$WORK"/prefixes/node*; do
   if ! "$ENVLOCK" install "$LOCK_FILE" --prefix "$p" --cache-dir "$SHARED_CACHE" --mirrors-file "$MIRRORS_FILE" \
-      --repair --dry-run --json 2>"$WORK/logs/repair.err" | /usr/bin/python3 -c '
+      --offline --repair --dry-run --json 2>"$WORK/logs/repair.err" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 r = d["repair"]
@@ -172,6 +180,10 @@ sys.exit(0 if not d["add"] and not d["remove"] and not r["restored"] and not r["
   fi
 done
 echo "slurm-fanout: install --repair --dry-run finds every prefix whole"
+# Each file came into the shared cache once, by whichever task got to it first.
+downloads=$(grep -ho '([0-9]* downloaded' "$WORK"/logs/task-*.out | awk '{s += substr($1, 2)} END {print s + 0}')
+echo "slurm-fanout: the $TASKS tasks downloaded $downloads files in all, for $PACKAGES packages"
+[ "$downloads" -eq "$PACKAGES" ] || failed=1
 entries=$(find "$SHARED_CACHE/pkgs" -mindepth 1 -maxdepth 1 -type d | wc -l)
 temps=$(find "$SHARED_CACHE" -name '*.tmp-*' -o -name '*.part-*' -o -name '*.gone-*' | wc -l)
 echo "slurm-fanout: shared cache: $entries package entries for $PACKAGES packages, $temps temp files left"
