@@ -667,6 +667,9 @@ void check_target_warnings(Env& e) {
     for (const auto& d : e.scan.dists) packages.emplace_back(d.name, d.version);
     for (const auto& r : e.scan.conda_records) packages.emplace_back(r.name, r.version);
     for (const auto& w : knowledge::target_warnings(e.k, e.machine.target, packages)) {
+        // A CPU build of torch on a machine without a GPU is what it was made for.
+        bool cpu_only_machine = w.target.find("no-gpu") != std::string::npos;
+        if (cpu_only_machine && e.scan.torch.cuda.empty()) continue;
         std::vector<std::string> seen;
         for (const auto& req : w.when) {
             std::string s;
@@ -688,7 +691,6 @@ void check_target_warnings(Env& e) {
         }
         // A crash is an error; a machine that runs the env on its CPU only is said, not a problem.
         bool crash = w.target.find("cpu-lacks:") != std::string::npos;
-        bool cpu_only_machine = w.target.find("no-gpu") != std::string::npos;
         e.add(crash ? Severity::error : cpu_only_machine ? Severity::note : Severity::warning, "target:" + w.id,
               (seen.empty() ? join(w.when, ", ") : join(seen, ", ")) + " on " + join(machine, ", "), w.symptom + cite(w.source), w.fix);
     }
