@@ -441,7 +441,7 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     };
     std::map<std::size_t, std::variant<ForPage, std::size_t>> purpose;
     std::vector<std::size_t> failed_pages, failed_reads;   // page sets, probes
-    std::vector<std::string> notes;
+    std::vector<std::string> notes, downloads;
     // After a failure nothing new is asked: what is in flight is drained and the failures named.
     auto failed = [&] { return !failed_pages.empty() || !failed_reads.empty(); };
 
@@ -560,6 +560,7 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
             return;
         }
         if (!read.note.empty()) notes.push_back(read.note);
+        if (!read.download.empty()) downloads.push_back(read.download);
         const IndexRecord& probe = read.record;
         if (!probe.depends_known) return;
         ProjectRead& p = out.projects[probes[i].name];
@@ -618,7 +619,9 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     throw_metadata_failures(reads_failed);
     // The notes in an order of their own, not the order the answers came in.
     std::sort(notes.begin(), notes.end());
+    std::sort(downloads.begin(), downloads.end());
     out.read_notes.insert(out.read_notes.end(), notes.begin(), notes.end());
+    out.downloads.insert(out.downloads.end(), downloads.begin(), downloads.end());
 
     // What the solve sees: the files of the versions read, wheels first (an sdist's metadata
     // can only be had by building it), and the files of the versions no window reached.

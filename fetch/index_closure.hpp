@@ -81,7 +81,8 @@ struct IndexClosure {
     // What was read, so a later round (read_more_pypi) reads only what is new.
     std::map<std::string, ProjectRead> projects;
     std::map<std::string, IndexRecords> find_links_left;   // find-links records of projects not reached yet
-    std::vector<std::string> read_notes;   // what reading metadata said (whole files downloaded), every round
+    std::vector<std::string> read_notes;   // what reading metadata said (whole wheels downloaded), every round
+    std::vector<std::string> downloads;    // sdists downloaded whole to read their requirements (for -v), every round
     // Versions read that no solution can take, by their own metadata (normalized name -> versions):
     // windows count past them. Kept across rounds.
     std::map<std::string, std::set<std::string>> ruled_out;

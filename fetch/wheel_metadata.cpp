@@ -476,8 +476,8 @@ void continue_metadata_read(MetadataRead& m, Response a, const FetchContext& ctx
             m.sdist_failure = true;
         } else {
             if (ctx.transport.tally) ctx.transport.tally->metadata_reads += 1, ctx.transport.tally->whole_files += 1;
-            m.note = "downloaded the whole of " + m.shown + " (" + std::to_string(a.size >> 10) +
-                     " KiB) to read its requirements: an sdist without core metadata";
+            m.download = "downloaded the whole of " + m.shown + " (" + std::to_string(a.size >> 10) +
+                          " KiB) to read its requirements: an sdist without core metadata";
             try {
                 auto files = sdist_packaging_files_of(path, m.shown);
                 keep(kept_path(ctx, m.record, "sdist.json"), nlohmann::json(files).dump());
@@ -528,7 +528,8 @@ namespace {
 
 // Every read of `records` to its end, each step started as the one before it is answered; the
 // records take what was read. Throws as throw_metadata_failures; returns the notes.
-std::vector<std::string> read_all(IndexRecords& records, MetadataWays ways, const FetchContext& ctx, const PackageReader& read) {
+std::vector<std::string> read_all(IndexRecords& records, MetadataWays ways, const FetchContext& ctx, const PackageReader& read,
+                                  std::vector<std::string>* downloads = nullptr) {
     std::vector<MetadataRead> reads;
     reads.reserve(records.size());
     for (auto& r : records) reads.push_back(begin_metadata_read(r, ways, ctx, read));
@@ -552,6 +553,7 @@ std::vector<std::string> read_all(IndexRecords& records, MetadataWays ways, cons
     for (std::size_t i = 0; i < reads.size(); ++i) {
         all.push_back(&reads[i]);
         if (!reads[i].note.empty()) notes.push_back(reads[i].note);
+        if (downloads && !reads[i].download.empty()) downloads->push_back(reads[i].download);
     }
     throw_metadata_failures(all);
     for (std::size_t i = 0; i < reads.size(); ++i) records[i] = std::move(reads[i].record);
@@ -565,7 +567,9 @@ std::vector<std::string> fill_metadata_any_way(IndexRecords& records, const Fetc
 }
 
 std::vector<std::string> fill_metadata_from_sdists(IndexRecords& records, const FetchContext& ctx, const PackageReader& read) {
-    return read_all(records, MetadataWays::sdist, ctx, read);
+    std::vector<std::string> downloads;
+    read_all(records, MetadataWays::sdist, ctx, read, &downloads);
+    return downloads;
 }
 
 }  // namespace envlock::fetch

@@ -43,8 +43,8 @@ using PackageReader = std::function<std::optional<std::vector<std::string>>(cons
 // files are kept in the cache under its sha256) and takes its requirements from PKG-INFO when
 // that is Metadata 2.2+ and does not mark Requires-Dist Dynamic, or an older one that lists
 // some, else from `read` over its packaging files. Records that stay unknown keep depends_known
-// false. Throws EnvironmentError naming every sdist that could not be downloaded. Returns notes
-// for the user: the sdists downloaded.
+// false. Throws EnvironmentError naming every sdist that could not be downloaded. Returns what
+// was downloaded (for -v).
 std::vector<std::string> fill_metadata_from_sdists(IndexRecords& records, const FetchContext& ctx, const PackageReader& read);
 
 // Fills depends/requires_python/depends_known of each record that lacks them (sdists without
@@ -83,7 +83,8 @@ struct MetadataRead {
     std::string failure;               // over without metadata because a fetch or a file failed
     bool sdist_failure = false;        // ... while downloading an sdist
     bool missing_offline = false;      // offline, and not in the cache
-    std::string note;                  // a whole file was downloaded to read it: what -v says
+    std::string note;                  // a whole wheel was downloaded to read it (ranges refused): said always
+    std::string download;              // an sdist was downloaded to read it: what -v lists
     enum class Step { advertised, ranges, sidecar, whole_wheel, sdist, done } step = Step::done;
     MetadataWays ways = MetadataWays::any;
     RangeState range;
