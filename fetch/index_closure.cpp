@@ -258,6 +258,17 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
     return out;
 }
 
+}  // namespace
+
+struct ClosureMemo {
+    std::map<std::string, std::set<std::string>> required;   // project -> the specifiers asked of it
+    std::map<std::string, std::set<std::string>> extras_of;  // project -> the extras asked of it
+    std::map<std::string, ParsedVersions> parsed_of;
+    std::map<std::string, std::vector<Offered>> offered_of;   // what each parsed page offers
+};
+
+namespace {
+
 // The PyPI part of the closure, streamed: a project's page is requested the moment a version
 // read (or the spec) first requires the project, and a version's metadata read starts the moment
 // its project's page is parsed and a window reaches it, each on one stream of transfers
@@ -299,12 +310,16 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
         return &it->second;
     };
 
-    std::map<std::string, std::set<std::string>> required;   // project -> the specifiers asked of it
-    std::map<std::string, std::set<std::string>> extras_of;  // project -> the extras asked of it
+    if (!out.memo) out.memo = std::make_shared<ClosureMemo>();
+    auto& required = out.memo->required;
+    auto& extras_of = out.memo->extras_of;
     std::set<std::string> named;                               // the projects the spec names
     // Projects whose windows must be looked at again (a new requirement, a version ruled out,
     // their page parsed), and those whose read versions must be followed again (a new extra).
     std::set<std::string> dirty, refollow;
+    // Every project read before is looked at again: a wider window, every version
+    // (all_versions), or the releases beyond the constraints may reach more of it.
+    for (const auto& [name, project] : out.projects) dirty.insert(name);
     auto require = [&](const std::string& name, const std::string& spec, const std::vector<std::string>& extras = {}) {
         if (required[name].insert(spec).second) dirty.insert(name);
         // A new extra turns on lines of the versions already read: the project is followed again.
@@ -331,8 +346,8 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 if (const auto* s = specifier(text)) must.push_back(*s);
         return must;
     };
-    std::map<std::string, ParsedVersions> parsed_of;
-    std::map<std::string, std::vector<Offered>> offered_of;   // what each parsed page offers
+    auto& parsed_of = out.memo->parsed_of;
+    auto& offered_of = out.memo->offered_of;
     // Versions read that no solution can take, known from their own metadata: a Requires-Python
     // the target's Python fails, or a requirement on a project the spec constrains that none of
     // its versions within the constraints satisfies (opencv-python 5.0 needs numpy>=2; the spec

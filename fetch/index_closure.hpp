@@ -4,6 +4,7 @@
 // project their Requires-Dist mention, transitively, with core metadata filled in for the
 // versions each requirement's window reaches (the rest are listed as unread).
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,6 +66,11 @@ struct ProjectRead {
     std::set<std::string> read;            // versions (normalized) whose metadata was read
 };
 
+// What the PyPI closure keeps from one round to the next (read_more_pypi): the requirements and
+// extras the versions read ask of each project (they only grow, as the versions read do), and
+// what each page offers, parsed once.
+struct ClosureMemo;
+
 struct IndexClosure {
     std::vector<CondaChannelRecords> channels;
     IndexRecords pypi;                     // wheels whose Requires-Dist is known; sdists (depends_known
@@ -86,6 +92,7 @@ struct IndexClosure {
     // Versions read that no solution can take, by their own metadata (normalized name -> versions):
     // windows count past them. Kept across rounds.
     std::map<std::string, std::set<std::string>> ruled_out;
+    std::shared_ptr<ClosureMemo> memo;
     std::size_t pages_read = 0;            // PyPI project pages fetched
     std::size_t metadata_read = 0;         // versions whose metadata was read
 };
