@@ -319,8 +319,8 @@ TEST_CASE("a stream hands each transfer back as it finishes, and one submitted f
     f.tree.write("files/next.txt", "next");
     f.server.add_fault("/files/slow.bin", {Fault::slow, 1, 0, 40});   // 20 pieces, 40 ms apart
     TransferStream stream(quick());
-    auto slow = stream.submit({f.server.url() + "/files/slow.bin"});
     auto first = stream.submit({f.server.url() + "/files/quick.txt"});
+    auto slow = stream.submit({f.server.url() + "/files/slow.bin"});
     std::vector<std::size_t> order;
     std::size_t follow_up = 0;
     while (auto done = stream.next()) {
@@ -334,6 +334,7 @@ TEST_CASE("a stream hands each transfer back as it finishes, and one submitted f
         if (done->id == follow_up && follow_up != 0) CHECK(done->response.body == "next");
         if (done->id == slow) CHECK(done->response.body.size() == 20 * 1024);
     }
+    INFO("order " << order[0] << " " << order[1] << " " << order[2] << "; slow " << slow << " first " << first << " follow-up " << follow_up);
     CHECK(order == std::vector<std::size_t>{first, follow_up, slow});
     CHECK(stream.outstanding() == 0);
 }
