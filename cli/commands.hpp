@@ -21,6 +21,7 @@ void add_inspect(CLI::App& app, int& exit_code);
 void add_index(CLI::App& app, int& exit_code);
 void add_spec(CLI::App& app, int& exit_code);
 void add_info(CLI::App& app, int& exit_code);    // info and cache dir|clean|prune
+void add_mirror(CLI::App& app, int& exit_code);
 
 // `inspect` is split by topic: version/match/requirement/wheel (inspect_versions.cpp) and
 // gpu/driver/cuda/torch/advisories (inspect_knowledge.cpp).

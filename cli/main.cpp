@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     envlock::cli::add_index(app, exit_code);
     envlock::cli::add_spec(app, exit_code);
     envlock::cli::add_info(app, exit_code);
+    envlock::cli::add_mirror(app, exit_code);
 
     // `envlock` alone: the commands, as uv and pixi print them, and exit 2 (no command given).
     if (argc == 1) {

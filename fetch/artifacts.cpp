@@ -6,10 +6,14 @@
 namespace envlock::fetch {
 
 std::vector<Downloaded> download_artifacts(const std::vector<Artifact>& artifacts, const FetchContext& ctx) {
-    if (ctx.offline && !artifacts.empty()) {
-        std::string msg = "offline, and these files are not downloaded:";
-        for (const auto& a : artifacts) msg += "\n  " + redact_url(a.url);
-        throw EnvironmentError(msg);
+    // Offline means no network: a file a mirrors file maps to a local folder (file://, what
+    // `envlock mirror` writes) is read; anything else is named and nothing is fetched.
+    if (ctx.offline) {
+        std::string missing;
+        for (const auto& a : artifacts)
+            if (!is_file_url(ctx.mirrors.apply(a.url))) missing += "\n  " + redact_url(a.url);
+        if (!missing.empty())
+            throw EnvironmentError("offline, and these files are not downloaded (nor in a local mirror):" + missing);
     }
     std::vector<Request> requests;
     for (const auto& a : artifacts) {
@@ -22,6 +26,8 @@ std::vector<Downloaded> download_artifacts(const std::vector<Artifact>& artifact
     for (size_t i = 0; i < responses.size(); ++i) {
         const auto& r = responses[i];
         if (!r.error.empty()) failures.push_back(r.error);
+        // A local mirror folder without the file: the path, not an HTTP status it never sent.
+        else if (!r.ok() && is_file_url(r.url)) failures.push_back("no such file in the mirror folder: " + file_url_path(r.url));
         else if (!r.ok()) failures.push_back("cannot fetch " + redact_url(r.url) + ": HTTP " + std::to_string(r.status));
         else out.push_back({artifacts[i].url, r.sha256, r.size});
     }

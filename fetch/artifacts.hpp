@@ -1,7 +1,8 @@
 #pragma once
 // Artifact downloads for the installer: each file is fetched through the mirrors into a temp
 // file next to its destination, hashed while it streams, and renamed into place only when
-// its sha256 matches. Offline, nothing is downloaded and the missing files are named.
+// its sha256 matches. Offline, only files a mirror maps to a local folder (file://) are read,
+// and the others are named.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -113,6 +113,74 @@ std::optional<std::map<std::string, std::string>> git_packaging_files(const std:
     return files;
 }
 
+void mirror_git_commit(const std::string& url, const std::string& commit, const std::string& rev,
+                       const std::filesystem::path& bare_dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path repo = bare_dir;
+    const bool fresh = !fs::exists(bare_dir / "HEAD", ec);
+    if (fresh) {
+        repo = bare_dir.parent_path() / ("." + bare_dir.filename().string() + ".tmp-" + std::to_string(::getpid()));
+        fs::remove_all(repo, ec);
+        fs::create_directories(repo, ec);
+        if (run_process({"git", "init", "--quiet", "--bare", repo.string()}, 30).exit_code != 0)
+            throw EnvironmentError("git init --bare " + repo.string() + " failed");
+    }
+    const std::string git_dir = "--git-dir=" + repo.string();
+    auto has_commit = [&] { return run_process({"git", git_dir, "cat-file", "-e", commit + "^{commit}"}, 30).exit_code == 0; };
+    auto fail = [&](const std::string& why) {
+        if (fresh) fs::remove_all(repo, ec);
+        throw EnvironmentError("git: cannot mirror " + url + " at " + commit + ": " + why);
+    };
+    bool everything = false;
+    std::string said;
+    if (!has_commit()) {
+        // Unlike git_packaging_files, with history (no --depth): a shallow repository cannot be
+        // served by a static HTTP server, and a clone of it has no history to build a version from.
+        std::vector<std::vector<std::string>> wants = {{commit}};
+        if (!rev.empty() && rev != commit && rev != "HEAD") wants.push_back({rev});
+        wants.push_back({"+refs/heads/*:refs/envlock-fetch/heads/*", "+refs/tags/*:refs/envlock-fetch/tags/*"});
+        for (const auto& want : wants) {
+            std::vector<std::string> argv = {"git", git_dir, "fetch", "--quiet", "--no-tags", "--", url};
+            argv.insert(argv.end(), want.begin(), want.end());
+            auto r = run_process(argv, 3600);
+            said = r.out;
+            everything = want.size() == 2;
+            if (has_commit()) break;
+        }
+        if (!has_commit()) fail(said.empty() ? "the repository has no such commit" : said);
+    }
+    const std::string branch = "refs/heads/locked/" + commit;
+    if (run_process({"git", git_dir, "update-ref", branch, commit}, 30).exit_code != 0) fail("git update-ref failed");
+    // The tag (or branch) the lock was resolved from, as a tag, so a resolve against the mirror
+    // finds it again; created only where no ref of that name is there yet (the empty old value).
+    if (!rev.empty() && rev != "HEAD" && !is_git_commit(rev) &&
+        run_process({"git", "check-ref-format", "refs/tags/" + rev}, 30).exit_code == 0)
+        run_process({"git", git_dir, "update-ref", "refs/tags/" + rev, commit, ""}, 30);
+    if (everything) {
+        // Only the locked commits stay: the branches and tags fetched to find it go again.
+        auto refs = run_process({"git", git_dir, "for-each-ref", "--format=%(refname)", "refs/envlock-fetch/"}, 60);
+        std::istringstream lines(refs.out);
+        for (std::string ref; std::getline(lines, ref);)
+            if (!ref.empty()) run_process({"git", git_dir, "update-ref", "-d", ref}, 30);
+        run_process({"git", git_dir, "gc", "--quiet", "--prune=now"}, 3600);
+    }
+    // HEAD names a branch that exists, so a clone checks something out without a warning.
+    if (run_process({"git", git_dir, "rev-parse", "--verify", "--quiet", "HEAD"}, 30).exit_code != 0)
+        run_process({"git", git_dir, "symbolic-ref", "HEAD", branch}, 30);
+    if (run_process({"git", git_dir, "update-server-info"}, 60).exit_code != 0) fail("git update-server-info failed");
+    if (fresh) {
+        fs::create_directories(bare_dir.parent_path(), ec);
+        fs::rename(repo, bare_dir, ec);
+        if (ec) {
+            fs::remove_all(repo, ec);
+            // Another envlock mirrored it first: take its repository when it has the commit.
+            if (run_process({"git", "--git-dir=" + bare_dir.string(), "cat-file", "-e", commit + "^{commit}"}, 30).exit_code != 0)
+                throw EnvironmentError("cannot move the mirrored repository of " + url + " into " + bare_dir.string());
+        }
+    }
+}
+
 void clone_at(const std::string& url, const std::string& rev, const std::string& dir) {
     std::error_code ec;
     if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec)) return;

@@ -26,6 +26,16 @@ std::optional<std::map<std::string, std::string>> git_packaging_files(const std:
                                                                       const std::string& rev, const std::string& dir,
                                                                       const std::filesystem::path& cache_dir);
 
+// Makes the bare repository `bare_dir` hold `commit` of the repository at `url` with its
+// history (the commit alone where the server allows it, else `rev`, else every branch and
+// tag), under the branch locked/<commit>, so a plain `git clone` of the folder has it, and
+// `rev` (a tag or branch name) as a tag where the folder has none of that name yet; HEAD
+// names a locked branch, and `git update-server-info` lets a static HTTP server serve it
+// (git's dumb protocol). A new repository is made beside `bare_dir` and renamed into place.
+// EnvironmentError naming the URL when the commit cannot be had.
+void mirror_git_commit(const std::string& url, const std::string& commit, const std::string& rev,
+                       const std::filesystem::path& bare_dir);
+
 // git clone URL DIR, then check out REV. EnvironmentError (exit 3) naming the URL on failure;
 // an existing non-empty DIR is left alone and used as it is.
 void clone_at(const std::string& url, const std::string& rev, const std::string& dir);

@@ -420,14 +420,17 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     // of the project turn on (those already met are met again, at no cost).
     auto follow = [&](const std::string& name, const IndexRecord& r) {
         const std::set<std::string>& extras = extras_of[name];
-        for (const auto& d : r.depends) {
-            try {
-                auto req = pep508::Requirement::parse(d);
-                if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
-                    require(req.normalized_name, req.specifier.str(), req.extras);
-            } catch (const InputError&) {
+        std::vector<std::string> implied;   // the knowledge base's import gates of this release
+        if (request.implied_requirements) implied = request.implied_requirements(name, r.version);
+        for (const std::vector<std::string>* lines : {&r.depends, static_cast<const std::vector<std::string>*>(&implied)})
+            for (const auto& d : *lines) {
+                try {
+                    auto req = pep508::Requirement::parse(d);
+                    if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
+                        require(req.normalized_name, req.specifier.str(), req.extras);
+                } catch (const InputError&) {
+                }
             }
-        }
     };
     auto follow_again = [&](const std::string& name) {
         auto pit = out.projects.find(name);

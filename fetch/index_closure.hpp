@@ -3,6 +3,7 @@
 // subdir + noarch) that the roots reach, and the PyPI files of the named projects and of every
 // project their Requires-Dist mention, transitively, with core metadata filled in for the
 // versions each requirement's window reaches (the rest are listed as unread).
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -54,6 +55,11 @@ struct ClosureRequest {
     // Reads an sdist's requirements from its setup.py/setup.cfg/pyproject.toml when its
     // PKG-INFO lists none (see fill_metadata_from_sdists); empty: sdists stay unknown.
     PackageReader read_package;
+    // What a release needs beyond its Requires-Dist, as "name specifier" requirement lines: the
+    // import gates the knowledge base knows (mmdet 3.3.0 asserts mmcv>=2.0.0rc4,<2.2.0 when
+    // imported, and lists no mmcv). Followed like Requires-Dist, so the solve that enforces a
+    // gate has its project read. Empty: none.
+    std::function<std::vector<std::string>(const std::string& name, const std::string& version)> implied_requirements;
 };
 
 // The key a requirement's window is kept by: "numpy\t<2,>=1.21".

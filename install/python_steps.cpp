@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "fetch/http_cache.hpp"
+#include "fetch/url.hpp"
 #include "install/python_env.hpp"
 #include "install/record.hpp"
 #include "install/run_env.hpp"
@@ -112,6 +113,11 @@ PackageInstaller source_installer(const PythonStepOptions& options) {
         so.python = staged_python(ctx);
         so.compile = options.compile;
         so.clone_url = options.mirrors.apply(ctx.package.url);
+        // Offline is no network at all, git included: only a clone from a local folder (what
+        // `envlock mirror` writes and a mirrors file points at) is allowed.
+        if (options.offline && !fetch::is_file_url(so.clone_url) && so.clone_url.rfind('/', 0) != 0)
+            throw EnvironmentError(ctx.where + ": offline, and the git source " + fetch::redact_url(ctx.package.url) +
+                                   " is not in a local mirror (a mirrors file mapping it to a folder, as `envlock mirror` writes)");
         so.cache_dir = options.cache_dir;
         so.lock = &ctx.lock;
         so.where = ctx.where;
@@ -183,6 +189,7 @@ VenvMaker venv_maker(const PythonStepOptions& options) {
 void use_python_installers(InstallOptions& options, const PythonStepOptions& given) {
     PythonStepOptions python = given;
     if (python.mirrors.rules.empty()) python.mirrors = options.fetch.mirrors;
+    python.offline = python.offline || options.fetch.offline;
     // Built wheels beside the packages they were built from (<cache>/built).
     if (python.cache_dir.empty())
         python.cache_dir = (options.fetch.cache_dir.empty() ? fetch::default_cache_dir() : fs::path(options.fetch.cache_dir)).string();

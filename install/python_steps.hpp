@@ -18,6 +18,7 @@ struct PythonStepOptions {
     // lock's Python, which the packages were chosen for. Empty: the lock's.
     std::string python;
     std::string cache_dir;                          // the shared cache: sources' built wheels go to <cache_dir>/built ("" = not kept)
+    bool offline = false;                           // --offline: a git source is cloned only from a local folder (a mirror's file://)
 };
 
 // A PyPI entry whose file is not a wheel (an sdist: .tar.gz, .zip): it is built, not unpacked.

@@ -984,6 +984,11 @@ ResolveResult resolve_project(const ResolveOptions& o) {
         if (!pkg.known) return std::nullopt;
         return pkg.requires_dist;
     };
+    // A release's import gates (mmdet 3.3.0 needs mmcv, which its Requires-Dist does not say):
+    // the solve enforces them, so the closure reads what they name.
+    request.implied_requirements = [&k](const std::string& name, const std::string& version) {
+        return knowledge::gate_requirements(k, name, version);
+    };
     StageReport index_stage(o, ResolveStep::Stage::indexes);
     fetch::TransferTally tally;
     std::mutex report_mutex;

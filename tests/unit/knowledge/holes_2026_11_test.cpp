@@ -109,8 +109,8 @@ TEST_CASE("a series query (torch 2.7) answers with its newest patch release and 
     CHECK_FALSE(kb::torch_release(builtin(), "2.99"));
 }
 
-TEST_CASE("torch 2.6 and 2.7 cu118 arch lists stay unverified: the wheel build script at those tags was not readable") {
-    for (auto [v, variant] : {std::pair{"2.6.0", "cu118"}, std::pair{"2.6.0", "cu124"}, std::pair{"2.6.0", "cu126"}, std::pair{"2.7.1", "cu118"}}) {
+TEST_CASE("torch 2.6 cu118/cu126 and 2.7 cu118 arch lists stay unverified: their wheels are on the PyTorch index only") {
+    for (auto [v, variant] : {std::pair{"2.6.0", "cu118"}, std::pair{"2.6.0", "cu126"}, std::pair{"2.7.1", "cu118"}}) {
         const auto* row = kb::torch_arch_row(builtin(), v, variant, "pip");
         REQUIRE_MESSAGE(row, v, " ", variant);
         CHECK(row->unverified);
@@ -120,6 +120,35 @@ TEST_CASE("torch 2.6 and 2.7 cu118 arch lists stay unverified: the wheel build s
     REQUIRE(cu118);
     CHECK(has_int(cu118->sass, 37));
     CHECK_FALSE(kb::arch_list_runs_on(*cu118, 120));   // an RTX 5090 needs cu128
+}
+
+TEST_CASE("the PyPI builds of torch 2.5-2.9 are sourced by their own wheels: CUDA from the runtime pin, arch list by cuobjdump") {
+    // scripts/read_torch_wheels.py read each wheel; the rows name the file read.
+    struct Read {
+        const char* version;
+        const char* cuda;
+        const char* wheel;
+    };
+    for (auto r : {Read{"2.5.1", "cu124", "torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl"},
+                   Read{"2.6.0", "cu124", "torch-2.6.0-cp311-cp311-manylinux1_x86_64.whl"},
+                   Read{"2.7.1", "cu126", "torch-2.7.1-cp311-cp311-manylinux_2_28_x86_64.whl"},
+                   Read{"2.8.0", "cu128", "torch-2.8.0-cp311-cp311-manylinux_2_28_x86_64.whl"},
+                   Read{"2.9.1", "cu128", "torch-2.9.1-cp311-cp311-manylinux_2_28_x86_64.whl"}}) {
+        CAPTURE(r.version);
+        auto rel = kb::torch_release(builtin(), r.version);
+        REQUIRE(rel);
+        CHECK(rel->pypi_default == r.cuda);
+        CHECK(contains(rel->pypi_default_source, r.wheel));
+        const auto* row = kb::torch_arch_row(builtin(), r.version, r.cuda, "pip");
+        REQUIRE(row);
+        CHECK_FALSE(row->unverified);
+        CHECK(contains(row->source, r.wheel));
+    }
+    // The 2.6 cu124 wheel (sm_50 .. sm_90, no PTX) runs on an H100 and not on an RTX 5090.
+    auto cu124 = kb::torch_arch_list(builtin(), "2.6.0", "cu124", "pip");
+    REQUIRE(cu124);
+    CHECK(kb::arch_list_runs_on(*cu124, 90));
+    CHECK_FALSE(kb::arch_list_runs_on(*cu124, 120));
 }
 
 // ---------------------------------------------------------------- OpenMMLab

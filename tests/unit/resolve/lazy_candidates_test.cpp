@@ -162,6 +162,23 @@ TEST_CASE("the lines an extra turns on are read too (jupyter-events needs jsonsc
     CHECK(std::none_of(reads.begin(), reads.end(), [](const std::string& f) { return f.rfind("idna-", 0) == 0; }));
 }
 
+TEST_CASE("a release's import gate is read like its Requires-Dist (mmdet 3.3.0 asserts mmcv>=2.0.0rc4,<2.2.0 and lists no mmcv)") {
+    // Unread, mmcv made the openmmlab2 case of the live index "unsatisfiable": the solve enforces
+    // the gate (knowledge base) on a project the closure never reached.
+    std::vector<Release> releases{{"mmdet", "3.3.0", {"numpy"}},
+                                  {"mmengine", "0.10.3", {"numpy"}},
+                                  {"mmcv", "1.7.2", {}},
+                                  {"mmcv", "2.1.0", {"mmengine>=0.3.0", "numpy"}},
+                                  {"mmcv", "2.2.0", {"mmengine>=0.3.0", "numpy"}},
+                                  {"numpy", "1.26.4", {}}};
+    std::vector<std::string> reads;
+    auto r = lazy_equals_complete("gate", releases, "mmdet==3.3.0, mmengine==0.10.3", &reads);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(locked_version(r.lock, "mmcv") == "2.1.0");
+    CHECK(r.lock.find("requested-by: [\"mmdet 3.3.0: mmcv>=2.0.0rc4,<2.2.0\"]") != std::string::npos);
+    CHECK(std::find(reads.begin(), reads.end(), "mmcv-2.1.0-py3-none-any.whl.metadata") != reads.end());
+}
+
 TEST_CASE("a name without a specifier reads its newest final releases, not the pre-releases above them (jupyterlab 4.7.0a2)") {
     // Reading the two alphas made the first solve take the stand-in and a second round read further.
     std::vector<Release> releases = many("lab", 0, 6);
