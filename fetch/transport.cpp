@@ -959,11 +959,13 @@ std::size_t TransferStream::submit(Request request) {
     return id;
 }
 
-std::optional<TransferStream::Finished> TransferStream::next() {
+std::optional<TransferStream::Finished> TransferStream::next() { return next(std::chrono::milliseconds::max()); }
+
+std::optional<TransferStream::Finished> TransferStream::next(std::chrono::milliseconds wait) {
     std::unique_lock lock(state_->mutex);
-    state_->changed.wait(lock, [&] {
-        return !state_->outbox.empty() || state_->handed_back == state_->submitted || state_->failure;
-    });
+    auto ready = [&] { return !state_->outbox.empty() || state_->handed_back == state_->submitted || state_->failure; };
+    if (wait == std::chrono::milliseconds::max()) state_->changed.wait(lock, ready);
+    else state_->changed.wait_for(lock, wait, ready);
     if (state_->failure) std::rethrow_exception(state_->failure);
     if (state_->outbox.empty()) return std::nullopt;
     Finished f = std::move(state_->outbox.front());

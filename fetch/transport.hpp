@@ -5,6 +5,7 @@
 // usual variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), credentials from the
 // URL, ~/.netrc or the file $NETRC names (a lock never holds them); neither ever appears in an error message (URLs are redacted).
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -167,6 +168,8 @@ public:
     };
     // The next transfer to finish, waiting for it; nullopt once every one submitted has come back.
     std::optional<Finished> next();
+    // The same, waiting at most `wait`: nullopt also when none finished by then.
+    std::optional<Finished> next(std::chrono::milliseconds wait);
     // Submitted and not yet handed back by next().
     std::size_t outstanding() const;
 
