@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <string>
 
@@ -164,8 +166,7 @@ bool write_fully(int fd, std::string_view bytes) {
 }
 
 bool replace_cache_file(const std::string& path, std::string_view bytes, std::string_view more, bool sync) {
-    static thread_local std::mt19937_64 rng{std::random_device{}()};
-    std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
+    std::string temp = path + ".tmp-" + unique_temp_tail();
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return false;
     bool ok = write_fully(fd, bytes) && write_fully(fd, more);
@@ -178,6 +179,109 @@ bool replace_cache_file(const std::string& path, std::string_view bytes, std::st
         return false;
     }
     return true;
+}
+
+namespace {
+
+const std::string& host_name() {
+    static const std::string name = [] {
+        char buf[256] = {};
+        if (::gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return std::string("host");
+        std::string n(buf);
+        // A temp name is one path segment: nothing of the host name may split or hide it.
+        for (char& c : n)
+            if (c == '/' || c == '\0' || c == ' ') c = '_';
+        return n;
+    }();
+    return name;
+}
+
+constexpr std::string_view kTempMarkers[] = {".tmp-", ".part-", ".gone-"};
+
+// The writer a temp name records: "<host>-<pid>-<random>" after its last marker (a marker
+// may repeat: a download's ".part-" temp of a ".tmp-" name). pid 0 when the name says none
+// (mkstemp's names), which only its age can retire.
+struct TempOwner {
+    std::string host;
+    long pid = 0;
+};
+
+TempOwner temp_owner(std::string_view name) {
+    size_t at = std::string_view::npos, len = 0;
+    for (auto m : kTempMarkers) {
+        auto p = name.rfind(m);
+        if (p != std::string_view::npos && (at == std::string_view::npos || p > at)) at = p, len = m.size();
+    }
+    TempOwner o;
+    if (at == std::string_view::npos) return o;
+    std::string_view tail = name.substr(at + len);
+    auto last = tail.rfind('-');
+    if (last == std::string_view::npos || last == 0) return o;
+    auto before = tail.rfind('-', last - 1);
+    if (before == std::string_view::npos || before == 0) return o;
+    std::string_view pid = tail.substr(before + 1, last - before - 1);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string_view::npos || pid.size() > 9) return o;
+    o.host = std::string(tail.substr(0, before));
+    o.pid = std::stol(std::string(pid));
+    return o;
+}
+
+bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+std::string unique_temp_tail() {
+    static std::mt19937_64 rng{std::random_device{}()};
+    static std::mutex m;
+    std::lock_guard lock(m);
+    char random[17];
+    std::snprintf(random, sizeof random, "%016llx", static_cast<unsigned long long>(rng()));
+    return host_name() + "-" + std::to_string(::getpid()) + "-" + random;
+}
+
+bool is_temp_name(std::string_view name) {
+    for (auto m : kTempMarkers)
+        if (name.find(m) != std::string_view::npos) return true;
+    return false;
+}
+
+std::size_t sweep_stale_temps(const std::filesystem::path& dir, std::chrono::seconds max_age, std::string_view prefix) {
+    namespace fs = std::filesystem;
+    std::size_t removed = 0;
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!is_temp_name(name) || name.compare(0, prefix.size(), prefix) != 0) continue;
+        bool stale = max_age.count() == 0;
+        if (!stale) {
+            TempOwner owner = temp_owner(name);
+            stale = owner.host == host_name() && process_gone(owner.pid);
+        }
+        if (!stale) {
+            std::error_code e;
+            auto mtime = it->last_write_time(e);   // an error: gone already, or not ours to judge
+            stale = !e && now - mtime > max_age;
+        }
+        if (!stale) continue;
+        std::error_code e;
+        if (fs::remove_all(it->path(), e) > 0 && !e) ++removed;
+    }
+    return removed;
+}
+
+bool lock_whole_file(int fd, bool wait) {
+    struct flock whole {};
+    whole.l_type = F_WRLCK;
+    whole.l_whence = SEEK_SET;
+    whole.l_start = 0;
+    whole.l_len = 0;   // to the end, however long the file grows
+    whole.l_pid = 0;   // F_OFD_* require 0
+    for (;;) {
+        if (::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &whole) == 0) return true;
+        if (errno == EINTR) continue;
+        return false;
+    }
 }
 
 }  // namespace envlock

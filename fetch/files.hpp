@@ -1,6 +1,9 @@
 #pragma once
 // Whole-file reads and atomic writes: a write goes to a temp file beside the target and is
 // renamed into place, so a reader never sees half a file and a failure loses nothing.
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -31,5 +34,35 @@ bool write_fully(int fd, std::string_view bytes);
 // beside it and renamed over it; with `sync`, on disk before the rename. False when it cannot
 // be written, and no temp file is left: a cache that cannot be written is not an error.
 bool replace_cache_file(const std::string& path, std::string_view bytes, std::string_view more = {}, bool sync = false);
+
+// Sharing a folder (a cache) between processes on many hosts, over NFS too; the rules are
+// docs/architecture.md's "Sharing a cache".
+
+// "<host>-<pid>-<random>": the tail of a temp name that no other writer picks, whichever host
+// it runs on (pids repeat across hosts), and that says whose it is, so a sweep can tell a
+// temp of a process that is gone from one still being written.
+std::string unique_temp_tail();
+
+// Whether a file name is one of envlock's temp names: ".tmp-", ".part-" or ".gone-" in it.
+bool is_temp_name(std::string_view name);
+
+// How long a temp must lie untouched (its mtime) before a sweep takes its writer for dead,
+// where no lock says so: writers touch their temps every few seconds at most.
+inline constexpr std::chrono::seconds kStaleTempAge{3600};
+
+// Removes the temps (is_temp_name; with `prefix`, only names starting with it) in `dir` whose
+// writers are gone: a temp named for this host by a pid that no longer runs, or one untouched
+// for `max_age`; with max_age 0, every temp (the caller holds the lock every writer of that
+// folder holds, so none of them is live). Never a final name. Returns how many it removed.
+std::size_t sweep_stale_temps(const std::filesystem::path& dir, std::chrono::seconds max_age,
+                              std::string_view prefix = {});
+
+// An exclusive lock on the whole open file `fd` that works over NFS and that only its own
+// descriptor's close releases: an open file description lock (fcntl F_OFD_SETLKW), not flock
+// (which NFS clients emulate, or not, by version) nor a POSIX record lock (dropped when any
+// descriptor of the file in the process closes). The kernel, or the NFS server once a dead
+// host's lease runs out, drops it when its holder dies. With `wait` false, returns false at
+// once when another holds it; false with errno set on an error.
+bool lock_whole_file(int fd, bool wait);
 
 }  // namespace envlock

@@ -1,7 +1,6 @@
 #include "fetch/git_source.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "fetch/files.hpp"
 #include "fetch/process.hpp"
 #include "resolver/lock/sha256.hpp"
 #include "resolver/specs/errors.hpp"
@@ -21,12 +21,10 @@ namespace {
 class RepoLock {
 public:
     explicit RepoLock(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-        if (fd_ >= 0)
-            while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-            }
+        if (fd_ >= 0) lock_whole_file(fd_, true);   // NFS-safe (fetch/files); unlocked on error, as before
     }
     ~RepoLock() {
-        if (fd_ >= 0) ::close(fd_);   // releases the flock
+        if (fd_ >= 0) ::close(fd_);   // releases the lock
     }
     RepoLock(const RepoLock&) = delete;
     RepoLock& operator=(const RepoLock&) = delete;

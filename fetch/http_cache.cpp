@@ -125,6 +125,8 @@ bool cache_write(const fs::path& dir, std::string_view url, std::string_view key
     std::string header = std::string(kMagic) + j.dump() + "\n";
     // Two write() calls for the whole entry, not one per 4 KiB of a stdio buffer.
     if (!replace_cache_file(path.string(), header, body)) return false;
+    // Temps beside it of writers that died (no lock covers the HTTP cache): removed by age.
+    sweep_stale_temps(path.parent_path(), kStaleTempAge);
     if (written_header) *written_header = std::move(header);
     return true;
 }

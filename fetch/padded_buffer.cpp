@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,6 +27,47 @@ namespace {
 
 // A string of zero bytes whose data() has the padding after it, for empty buffers.
 const char kZeros[PaddedBuffer::kPadding + 1] = {};
+
+// A file system shared between hosts (statfs f_type, <linux/magic.h>): NFS, SMB/CIFS, FUSE
+// (sshfs, s3fs), Lustre, Ceph, GPFS. There another host's rename over a cache entry removes
+// the old file on the server, and a mapping of it faults (SIGBUS) on its next unread page;
+// a read copy stays whole.
+bool on_shared_file_system(int fd) {
+    struct statfs fs {};
+    if (::fstatfs(fd, &fs) != 0) return false;
+    switch (static_cast<unsigned long>(fs.f_type)) {
+    case 0x6969UL:       // NFS
+    case 0xFF534D42UL:   // CIFS
+    case 0xFE534D42UL:   // SMB2
+    case 0x517BUL:       // SMB
+    case 0x65735546UL:   // FUSE
+    case 0x0BD00BD0UL:   // Lustre
+    case 0x00C36400UL:   // Ceph
+    case 0x47504653UL:   // GPFS
+        return true;
+    default:
+        return false;
+    }
+}
+
+std::string read_all(int fd, std::size_t size, std::error_code& error) {
+    std::string text;
+    text.reserve(size + PaddedBuffer::kPadding);
+    text.resize(size);
+    std::size_t got = 0;
+    while (got < size) {
+        ssize_t n = ::pread(fd, text.data() + got, size - got, static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            error.assign(errno, std::generic_category());
+            return {};
+        }
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+    return text;
+}
 
 }  // namespace
 
@@ -62,6 +104,12 @@ PaddedBuffer PaddedBuffer::map_file(const std::filesystem::path& path, std::erro
     if (size == 0) {
         ::close(fd);
         return {};
+    }
+    if (on_shared_file_system(fd)) {
+        std::string text = read_all(fd, size, error);
+        ::close(fd);
+        if (error) return {};
+        return PaddedBuffer(std::move(text));
     }
     const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     const std::size_t file_pages = (size + page - 1) / page * page;

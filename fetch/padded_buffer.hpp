@@ -24,7 +24,9 @@ public:
     // remain, an anonymous zero page is mapped right after the file's pages. Only pages that
     // are read cost memory. An empty buffer and `error` set when the file cannot be mapped.
     // The file must not be truncated while mapped (cache entries never are: they are
-    // replaced by rename).
+    // replaced by rename). On a file system shared between hosts (NFS, SMB, FUSE, Lustre,
+    // Ceph, GPFS) the file is read into a string instead: a rename there by another host
+    // removes the mapped file on the server, and its unread pages would fault.
     static PaddedBuffer map_file(const std::filesystem::path& path, std::error_code& error);
 
     const char* data() const { return data_; }

@@ -140,7 +140,9 @@ bool save_page_records(const fs::path& cache_dir, const PageKey& key, const Inde
     fs::path path = page_path(cache_dir, key);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    return replace_cache_file(path.string(), page_records_bytes(key, records));
+    bool saved = replace_cache_file(path.string(), page_records_bytes(key, records));
+    sweep_stale_temps(path.parent_path(), kStaleTempAge);   // temps of writers that died (no lock here)
+    return saved;
 }
 
 }  // namespace envlock::fetch

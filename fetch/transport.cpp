@@ -1,5 +1,7 @@
 #include "fetch/transport.hpp"
 
+#include "fetch/files.hpp"
+
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <fcntl.h>
@@ -58,12 +60,9 @@ std::string ca_bundle_from(const TransportOptions& o) {
     return {};
 }
 
-std::string temp_name_for(const std::string& dest) {
-    static std::mt19937_64 rng{std::random_device{}()};
-    static std::mutex m;
-    std::lock_guard lock(m);
-    return dest + ".part-" + std::to_string(::getpid()) + "-" + std::to_string(rng() % 1000000000);
-}
+// Beside the destination, named for this host and process (fetch/files): a download killed
+// halfway leaves only this name, which nothing reads and a later sweep removes.
+std::string temp_name_for(const std::string& dest) { return dest + ".part-" + unique_temp_tail(); }
 
 bool retryable(CURLcode c) {
     switch (c) {

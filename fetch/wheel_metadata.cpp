@@ -76,26 +76,33 @@ std::optional<std::string> read_kept(const fs::path& path) {
     }
 }
 
+// Kept for good and trusted whole by every host sharing the cache, so on disk before its name
+// exists (fsync, then rename): a host that loses power a moment later leaves the old state or
+// the whole file, never an empty one that would read as "requires nothing". Temps of writers
+// that died beside it are swept by age (no lock covers this folder).
 void keep(const fs::path& path, std::string_view text) {
     if (path.empty()) return;
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    replace_cache_file(path.string(), text);
+    replace_cache_file(path.string(), text, {}, true);
+    sweep_stale_temps(path.parent_path(), kStaleTempAge);
 }
 
 // Where whole files are streamed while they are read: beside the cache, or the temp folder.
+// What a process killed before it removed its download left is swept by age.
 fs::path download_folder(const FetchContext& ctx) {
     fs::path dir = ctx.cache_dir.empty() ? fs::temp_directory_path() / "envlock-downloads" : ctx.cache_dir / "downloads";
     std::error_code ec;
     fs::create_directories(dir, ec);
+    sweep_stale_temps(dir, kStaleTempAge);
     return dir;
 }
 
-// Named for this process too: several envlock processes may share a cache, and each removes
-// its download once read.
+// A temp name of this host and process: several envlock processes, on several hosts, may
+// share a cache, and each removes its download once read.
 fs::path download_path(const FetchContext& ctx, const IndexRecord& r) {
     std::string stem = is_sha256(r.sha256) ? r.sha256.substr(0, 16) : sha256_hex(r.url).substr(0, 16);
-    return download_folder(ctx) / (stem + "-" + std::to_string(::getpid()) + "-" + r.filename);
+    return download_folder(ctx) / (stem + "-" + r.filename + ".tmp-" + unique_temp_tail());
 }
 
 // The top-level *.dist-info/METADATA member of a wheel opened with libarchive, whether read

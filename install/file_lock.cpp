@@ -1,12 +1,12 @@
 #include "install/file_lock.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "fetch/files.hpp"
 #include "resolver/specs/errors.hpp"
 
 namespace envlock::install {
@@ -20,19 +20,11 @@ int open_lock_file(const std::filesystem::path& path) {
     return fd;
 }
 
-bool flock_retrying(int fd, int op) {
-    for (;;) {
-        if (::flock(fd, op) == 0) return true;
-        if (errno == EINTR) continue;
-        return false;
-    }
-}
-
 }  // namespace
 
 FileLock::FileLock(const std::filesystem::path& path, const std::function<void(const std::string&)>& waiting) {
     fd_ = open_lock_file(path);
-    if (flock_retrying(fd_, LOCK_EX | LOCK_NB)) {
+    if (lock_whole_file(fd_, false)) {
         locked_ = true;
         return;
     }
@@ -43,7 +35,7 @@ FileLock::FileLock(const std::filesystem::path& path, const std::function<void(c
         while (!who.empty() && (who.back() == '\n' || who.back() == '\0')) who.pop_back();
         waiting(who);
     }
-    if (!flock_retrying(fd_, LOCK_EX))
+    if (!lock_whole_file(fd_, true))
         throw EnvironmentError("cannot lock " + path.string() + ": " + std::strerror(errno));
     locked_ = true;
 }
@@ -51,12 +43,12 @@ FileLock::FileLock(const std::filesystem::path& path, const std::function<void(c
 FileLock FileLock::try_lock(const std::filesystem::path& path) {
     FileLock l;
     l.fd_ = open_lock_file(path);
-    l.locked_ = flock_retrying(l.fd_, LOCK_EX | LOCK_NB);
+    l.locked_ = lock_whole_file(l.fd_, false);
     return l;
 }
 
 FileLock::~FileLock() {
-    if (fd_ >= 0) ::close(fd_);   // closing the last descriptor releases the flock
+    if (fd_ >= 0) ::close(fd_);   // closing its own descriptor releases the lock
 }
 
 FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_), locked_(other.locked_) {

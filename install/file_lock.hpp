@@ -1,6 +1,8 @@
 #pragma once
-// Advisory whole-file locks (flock) that other envlock processes respect; the kernel drops
-// them when a process dies, even by kill -9, so a crash never leaves a stale lock behind.
+// Advisory whole-file locks that other envlock processes respect, on this host and on others
+// sharing the folder over NFS: open file description locks (fetch/files' lock_whole_file). The
+// kernel drops them when a process dies, even by kill -9 (the NFS server when a host's lease
+// runs out), so a crash never leaves a stale lock behind.
 #include <filesystem>
 #include <functional>
 #include <string>

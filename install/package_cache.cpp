@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fetch/artifacts.hpp"
+#include "fetch/files.hpp"
 #include "fetch/url.hpp"
 #include "install/conda_package.hpp"
 #include "install/extract.hpp"
@@ -36,10 +37,8 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 bool is_conda(const CacheEntry& e) { return ends_with(e.filename, ".conda") || ends_with(e.filename, ".tar.bz2"); }
 
-std::string unique_suffix() {
-    static std::atomic<unsigned> counter{0};
-    return std::to_string(::getpid()) + "-" + std::to_string(counter++);
-}
+// Unique on every host sharing the cache: pids repeat across hosts.
+std::string unique_suffix() { return unique_temp_tail(); }
 
 void remove_tree(const fs::path& tree) {
     // Renamed aside first: a reader never sees a half-removed tree under the real name.
@@ -88,6 +87,10 @@ void fill(const std::vector<CacheEntry>& all, const std::vector<size_t>& mine, c
         if (extract && fs::exists(e.tree(), ec)) continue;   // done while we waited for the lock
         fs::create_directories(e.dir, ec);
         if (ec) throw EnvironmentError("cannot create " + e.dir.string() + ": " + ec.message());
+        // Whoever held the entry's lock before and left temps (a download's .part-, a
+        // tree.tmp-, a tree.gone-) was killed or its host died: every writer of the entry holds
+        // its lock, which this process holds now, so none of them is live.
+        sweep_stale_temps(e.dir, std::chrono::seconds(0));
         bool have = fs::exists(e.archive(), ec);
         if (have && extract && !archive_matches(e)) {
             fs::remove(e.archive(), ec);   // damaged since it was verified: fetched again

@@ -7,7 +7,7 @@
 //   <cache>/pkgs/<sha256>/tree/        its contents (complete when present: renamed in whole)
 //   <cache>/pkgs/<sha256>/tree.members a wheel tree's files (size, x bit, name), written before
 //                                      the tree is renamed in, so a warm install stats nothing
-//   <cache>/pkgs/<sha256>.lock         flock'd while the entry is fetched or extracted
+//   <cache>/pkgs/<sha256>.lock         locked (install/file_lock) while the entry is fetched or extracted
 //
 // No repodata_record.json is written into a shared tree: records come from the lock, never
 // from whichever lock first filled the cache (mamba#4052).

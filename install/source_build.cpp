@@ -331,6 +331,10 @@ BuiltWheel build_source(const BuildRequest& r) {
         fs::create_directories(built, ec);
         entry_lock.emplace(built / (key.hex + ".lock"), [](const std::string&) {});
         if (take_cached()) return out;   // another envlock built it while this one waited
+        // Work folders of this key's earlier builds that were killed, or whose host died: every
+        // builder of the key holds its lock, which this process holds now.
+        sweep_stale_temps(built, std::chrono::seconds(0), "." + key.hex.substr(0, 16) + ".tmp");
+        sweep_stale_temps(built, std::chrono::seconds(0), key.hex + ".gone-");
     }
 
     // The build: in a copy when the project lives in the shared package cache (setuptools writes
@@ -377,8 +381,19 @@ BuiltWheel build_source(const BuildRequest& r) {
         save_unpacked_listing((staged / "tree").string(), (staged / "tree").string());
         write_file_atomically((staged / "build.log").string(), out.log);
         write_file_atomically((staged / "key.txt").string(), key.text);
-        remove_tree_quietly(entry);
-        fs::rename(staged, entry);
+        // Renamed in whole, never over an entry that is there: one this process could not see
+        // (an NFS client's cached listing) is complete too, and others may be reading it.
+        fs::rename(staged, entry, ec);
+        if (ec && !fs::is_directory(entry / "tree")) {
+            // An entry without a tree is no entry (made by hand, or by an older envlock): moved
+            // aside under a temp name, so no reader sees it half removed, and replaced.
+            fs::path aside = entry;
+            aside += ".gone-" + unique_temp_tail();
+            fs::rename(entry, aside, ec);
+            remove_tree_quietly(aside.string());
+            fs::rename(staged, entry, ec);
+            if (ec) throw EnvironmentError("cannot move the built wheel into " + entry.string() + ": " + ec.message());
+        }
     } catch (...) {
         cleanup();
         throw;

@@ -13,7 +13,7 @@
 //   <cache>/built/<key>/<wheel>.whl   the wheel the backend built
 //   <cache>/built/<key>/tree/         its contents (hardlinked into environments), tree.members
 //   <cache>/built/<key>/build.log     what the build printed; key.txt: the key's inputs, in words
-//   <cache>/built/<key>.lock          flock'd while it is built
+//   <cache>/built/<key>.lock          locked (install/file_lock) while it is built
 //   <cache>/built/failed/<name>-<version>-<key>.log   the log of a failed build
 #include <map>
 #include <optional>

@@ -6,7 +6,7 @@
 // install, the next envlock rolls it back or completes it; and a file lock against concurrent
 // installs. Layout in the `.envlock/` folder beside PREFIX (PREFIX's parent when that is the
 // default `.envlock/`; the prefix itself is what gets swapped; `.gitignore` "*" keeps git out):
-//   .<name>.envlock-lock      flock'd by the envlock working on the prefix
+//   .<name>.envlock-lock      locked (install/file_lock) by the envlock working on the prefix
 //   .<name>.envlock-journal   present while a transaction is open
 //   .<name>.envlock-staging   the new tree; after the swap, the old one until it is deleted
 #include <cstdint>

@@ -9,7 +9,8 @@ PACKAGES="cmake g++ ninja-build pkg-config git ccache zstd
   libcli11-dev doctest-dev libarchive-dev libzstd-dev libbz2-dev libsimdjson-dev libfmt-dev
   libmd4c-dev libcpp-httplib-dev libtomlplusplus-dev libvalijson-dev conda-package-handling
   python3-pip python3-venv python3-installer python3-dev python3-setuptools python3-wheel unzip
-  python3-torch libtorch-dev pybind11-dev clang-14 libfuzzer-14-dev libmsgpack-dev libmimalloc-dev zlib1g-dev fish"
+  python3-torch libtorch-dev pybind11-dev clang-14 libfuzzer-14-dev libmsgpack-dev libmimalloc-dev zlib1g-dev fish
+  nginx-light"
 missing=""
 for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

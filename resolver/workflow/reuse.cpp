@@ -85,7 +85,7 @@ void write_memo(const fs::path& cache_dir, const std::string& lock_path, const R
     fs::path path = memo_path(cache_dir, lock_path);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    fs::path temp = path.string() + ".tmp-" + std::to_string(::getpid());
+    fs::path temp = path.string() + ".tmp-" + unique_temp_tail();   // unique across hosts sharing the cache
     std::string text = j.dump();
     std::FILE* f = std::fopen(temp.c_str(), "wb");
     if (!f) return;

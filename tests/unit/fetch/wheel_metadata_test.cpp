@@ -2,6 +2,7 @@
 // member, the file's sha256 as a cache key for good, a failed read as an error naming the file.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -230,4 +231,37 @@ TEST_CASE("core metadata: a header line that is not UTF-8 is Latin-1, as packagi
                                  "Requires-Dist: numpy ; extra == \"caf\xE9\"\nRequires-Dist: caf\xC3\xA9-utils\n\nbody \xFF\n");
     CHECK(m.name == "caf\xC3\xA9");
     CHECK(m.requires_dist == std::vector<std::string>{"numpy ; extra == \"caf\xC3\xA9\"", "caf\xC3\xA9-utils"});
+}
+
+TEST_CASE("a shared cache: an sdist streams to a temp of this host and process, removed once read; a download a "
+          "killed process left an hour ago is swept; the kept packaging files lie only under their final name") {
+    TempTree tree;
+    std::string sdist = mirror::write_zip({{"argparse-0.8.0/PKG-INFO", kArgparsePkgInfo},
+                                           {"argparse-0.8.0/setup.py", kArgparseSetupPy}},
+                                          false);
+    tree.write("files/argparse-0.8.0.zip", sdist);
+    HttpServer server(tree.str());
+    auto ctx = context(tree);
+    const auto downloads = ctx.cache_dir / "downloads";
+    auto old = tree.write("cache/downloads/0123456789abcdef-x-1.0.tar.gz.tmp-node3-5-00ff", "killed halfway");
+    std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
+    auto fresh = tree.write("cache/downloads/0123456789abcdef-x-1.0.tar.gz.tmp-node3-6-00ff", "node3 is reading it");
+    IndexRecord r = record_for(server.url() + "/files/argparse-0.8.0.zip", sdist);
+    r.name = "argparse";
+    r.version = "0.8.0";
+    IndexRecords records{r};
+    fill_metadata_from_sdists(records, ctx, [](const auto&) { return std::optional<std::vector<std::string>>(std::vector<std::string>{}); });
+    CHECK(records[0].depends_known);
+    CHECK_FALSE(std::filesystem::exists(old));
+    CHECK(std::filesystem::exists(fresh));
+    int in_downloads = 0;
+    for (const auto& e : std::filesystem::directory_iterator(downloads)) in_downloads += e.path() != fresh;
+    CHECK(in_downloads == 0);
+    int kept = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(ctx.cache_dir / "metadata")) {
+        if (!e.is_regular_file()) continue;
+        CHECK(e.path().filename().string() == r.sha256 + ".sdist.json");
+        ++kept;
+    }
+    CHECK(kept == 1);
 }

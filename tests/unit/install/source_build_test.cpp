@@ -156,6 +156,37 @@ TEST_CASE("an sdist is built with the env's python after the wheels it imports, 
     CHECK(verify_prefix(work / "env2").empty());
 }
 
+TEST_CASE("a shared built-wheel cache: what a builder killed mid-build left (its work folder, an entry moved aside) "
+          "is never linked, and is removed by the next builder of the key under the key's lock") {
+    Channel ch("killed-build");
+    fs::path work = make_temp_dir("killed-build-work");
+    LockedPackage p = add_sdist(ch, "tiny-build", "1.0",
+                                {{"setup.py", "from setuptools import setup\nsetup(name='tiny-build', version='1.0', packages=['tiny_build'])\n"},
+                                 {"tiny_build/__init__.py", "VALUE = 'built'\n"}});
+    Lock lock = as_file(make_lock({ch.add(python_pkg()), p}), work / "envlock.yaml");
+    install_into(lock, work / "envlock.yaml", work / "env1", work / "cache");
+    const fs::path built = work / "cache/built";
+    std::string key;
+    for (const auto& e : fs::directory_iterator(built))
+        if (fs::exists(e.path() / "key.txt")) key = e.path().filename().string();
+    REQUIRE(key.size() == 64);
+    // The entry never made it (its builder was killed before the rename) and the leftovers of
+    // that builder and of an earlier replacement lie beside the key.
+    fs::remove_all(built / key);
+    fs::create_directories(built / ("." + key.substr(0, 16) + ".tmp-Q1w2E3/entry/tree"));
+    write_bytes(built / ("." + key.substr(0, 16) + ".tmp-Q1w2E3/entry/half.whl"), "PK half a wheel");
+    fs::create_directories(built / (key + ".gone-node4-88-00ff/tree"));
+    fs::create_directories(built / ".0123456789abcdef.tmp-Z9x8C7");   // another key's build: not ours to judge
+
+    auto second = install_into(lock, work / "envlock.yaml", work / "env2", work / "cache");
+    CHECK(said(second, "built tiny-build 1.0 from its sdist"));
+    CHECK(run_python(work / "env2", "import tiny_build; print(tiny_build.VALUE)") == "built\n");
+    CHECK(fs::exists(built / key / "tree"));
+    CHECK_FALSE(fs::exists(built / ("." + key.substr(0, 16) + ".tmp-Q1w2E3")));
+    CHECK_FALSE(fs::exists(built / (key + ".gone-node4-88-00ff")));
+    CHECK(fs::exists(built / ".0123456789abcdef.tmp-Z9x8C7"));
+}
+
 TEST_CASE("an sdist declaring its PEP 517 backend in pyproject.toml is built through that backend") {
     Channel ch("pep517-build");
     fs::path work = make_temp_dir("pep517-build-work");

@@ -130,6 +130,55 @@ TEST_CASE("mirror path: a URL's file lies under its host and its decoded path") 
     CHECK(publish::url_origin("https://user:pw@pypi.org/simple/six/") == "https://pypi.org");
 }
 
+TEST_CASE("index pages: one page per channel subdir, project and find-links page, noarch always there, the same bytes each time") {
+    publish::MirroredFile conda;
+    conda.kind = Ecosystem::conda;
+    conda.url = "https://conda.anaconda.org/conda-forge/linux-64/zlib-1.2.13-h0.conda";
+    conda.path = publish::mirror_path(conda.url);
+    conda.channel = "https://conda.anaconda.org/conda-forge";
+    conda.subdir = "linux-64";
+    conda.record = {{"name", "zlib"}, {"version", "1.2.13"}, {"build", "h0"}};
+    publish::MirroredFile wheel;
+    wheel.kind = Ecosystem::pypi;
+    wheel.url = "https://files.pythonhosted.org/packages/ab/cd/six-1.16.0-py2.py3-none-any.whl";
+    wheel.path = publish::mirror_path(wheel.url);
+    wheel.name = "six";
+    wheel.version = "1.16.0";
+    wheel.sha256 = std::string(64, 'a');
+    wheel.channel = "https://pypi.org/simple/six/";
+    wheel.metadata_sha256 = std::string(64, 'b');
+    wheel.requires_python = ">=2.7, !=3.0.*";
+    publish::MirroredFile torch = wheel;
+    torch.url = "https://download.pytorch.org/whl/cu111/torch-1.9.1%2Bcu111-cp38-cp38-linux_x86_64.whl";
+    torch.path = publish::mirror_path(torch.url);
+    torch.channel = "https://download.pytorch.org/whl/torch_stable.html";
+    torch.find_links = true;
+    auto pages = publish::index_pages({wheel, conda, torch});
+    std::vector<std::string> paths;
+    for (const auto& p : pages) paths.push_back(p.path);
+    CHECK(paths == std::vector<std::string>{"conda.anaconda.org/conda-forge/linux-64/repodata.json",
+                                            "conda.anaconda.org/conda-forge/noarch/repodata.json",
+                                            "download.pytorch.org/whl/torch_stable.html",
+                                            "pypi.org/simple/index.html",
+                                            "pypi.org/simple/index.json",
+                                            "pypi.org/simple/six/index.html",
+                                            "pypi.org/simple/six/index.json"});
+    auto repodata = nlohmann::json::parse(pages[0].text);
+    CHECK(repodata["packages.conda"]["zlib-1.2.13-h0.conda"]["name"] == "zlib");
+    CHECK(repodata["packages"].empty());
+    CHECK(nlohmann::json::parse(pages[1].text)["info"]["subdir"] == "noarch");
+    CHECK(pages[2].text.find("href=\"cu111/torch-1.9.1%2Bcu111-cp38-cp38-linux_x86_64.whl#sha256=") != std::string::npos);
+    CHECK(pages[5].text.find("href=\"../../../files.pythonhosted.org/packages/ab/cd/six-1.16.0-py2.py3-none-any.whl#sha256=") !=
+          std::string::npos);
+    CHECK(pages[5].text.find("data-requires-python=\"&gt;=2.7, !=3.0.*\"") != std::string::npos);
+    auto records = fetch::parse_simple_html(pages[5].text, "https://mirror.example/pypi.org/simple/six/", "six");
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].url == "https://mirror.example/files.pythonhosted.org/packages/ab/cd/six-1.16.0-py2.py3-none-any.whl");
+    CHECK(records[0].metadata_url == records[0].url + ".metadata");
+    auto again = publish::index_pages({torch, conda, wheel});
+    for (size_t i = 0; i < pages.size(); ++i) CHECK(again[i].text == pages[i].text);
+}
+
 TEST_CASE("the mirror holds every file of the lock, each matching the lock's sha256, and a mirrors file for every origin") {
     const auto& f = fixture();
     Lock lock = bev_lock();
