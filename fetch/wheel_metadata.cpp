@@ -417,6 +417,8 @@ MetadataRead begin_metadata_read(IndexRecord record, MetadataWays ways, const Fe
 void continue_metadata_read(MetadataRead& m, Response a, const FetchContext& ctx, const PackageReader& read) {
     using Step = MetadataRead::Step;
     const bool wheel = is_wheel(m.record);
+    // Where a whole file was streamed: the request named it (a name of its own per download).
+    const fs::path path = m.request ? fs::path(m.request->dest) : fs::path();
     m.request.reset();
     switch (m.step) {
     case Step::advertised:
@@ -453,7 +455,6 @@ void continue_metadata_read(MetadataRead& m, Response a, const FetchContext& ctx
         if (m.ways == MetadataWays::any) return start_sdist(m, ctx, read);
         return finished(m);
     case Step::whole_wheel: {
-        const fs::path path = download_path(ctx, m.record);
         if (!a.error.empty()) {
             fail(m, a.error);
         } else if (!a.ok()) {
@@ -474,7 +475,6 @@ void continue_metadata_read(MetadataRead& m, Response a, const FetchContext& ctx
         return;
     }
     case Step::sdist: {
-        const fs::path path = download_path(ctx, m.record);
         if (!a.error.empty()) {
             fail(m, a.error);
             m.sdist_failure = true;
