@@ -180,6 +180,8 @@ void add_resolve(CLI::App& app, int& exit_code) {
         }
         if (out.verbose)
             for (const auto& line : r.rounds) std::cerr << "  " << line << "\n";
+        if (out.verbose)
+            for (const auto& line : r.downloads) std::cerr << "  " << line << "\n";
         if (!out.quiet)
             for (const auto& note : r.notes) std::cerr << out.err("note: ", Output::Style::yellow) << note << "\n";
         if (!r.solved) {

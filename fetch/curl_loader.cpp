@@ -49,6 +49,7 @@ ENVLOCK_CURL_FN(CURLMcode, curl_multi_remove_handle, (CURLM*, CURL*))
 ENVLOCK_CURL_FN(CURLMcode, curl_multi_perform, (CURLM*, int*))
 ENVLOCK_CURL_FN(CURLMcode, curl_multi_poll, (CURLM*, curl_waitfd*, unsigned int, int, int*))
 ENVLOCK_CURL_FN(CURLMsg*, curl_multi_info_read, (CURLM*, int*))
+ENVLOCK_CURL_FN(CURLMcode, curl_multi_wakeup, (CURLM*))
 ENVLOCK_CURL_FN(CURLMcode, curl_multi_setopt, (CURLM*, CURLMoption, ...))
 ENVLOCK_CURL_FN(CURLSH*, curl_share_init, ())
 ENVLOCK_CURL_FN(CURLSHcode, curl_share_cleanup, (CURLSH*))
@@ -92,6 +93,7 @@ CURLMcode curl_multi_poll(CURLM* m, curl_waitfd* fds, unsigned int n, int timeou
     return curl_multi_poll_fn()(m, fds, n, timeout_ms, ret);
 }
 CURLMsg* curl_multi_info_read(CURLM* m, int* left) { return curl_multi_info_read_fn()(m, left); }
+CURLMcode curl_multi_wakeup(CURLM* m) { return curl_multi_wakeup_fn()(m); }
 CURLSH* curl_share_init() { return curl_share_init_fn()(); }
 CURLSHcode curl_share_cleanup(CURLSH* s) { return curl_share_cleanup_fn()(s); }
 CURLU* curl_url() { return curl_url_fn()(); }

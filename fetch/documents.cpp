@@ -154,125 +154,151 @@ bool map_large_local_file(const DocumentRequest& request, const FetchContext& ct
 
 }  // namespace
 
+DocumentFetch start_document(const DocumentRequest& request, const FetchContext& ctx) {
+    DocumentFetch f;
+    f.request = request;
+    Document& d = f.document;
+    d.url = request.url;
+    d.fetched_url = ctx.mirrors.apply(request.url);
+    // A local simple index is a folder tree: "file:///srv/simple/torch/" reads its index.html.
+    if (is_file_url(d.fetched_url) && d.fetched_url.back() == '/') d.fetched_url += "index.html";
+    // file:// needs no cache: the file is already local.
+    bool local = is_file_url(d.fetched_url);
+    // Stamped before it is read: a file changed in between reads as changed next time (and
+    // its records, kept under this identity, are not found next time either).
+    if (local) {
+        struct stat st{};
+        bool exists = ::stat(file_url_path(d.fetched_url).c_str(), &st) == 0;
+        if (ctx.read_log) log_read(ctx, request, d, exists ? stat_stamp("file", st) : "file missing");
+        if (exists) d.identity = local_identity(st, d.fetched_url);
+    }
+    if (local && map_large_local_file(request, ctx, d)) return f;
+    auto& entry = f.cached;
+    if (!local) entry = cache_read(ctx.cache_dir, d.fetched_url, request.accept);
+    const std::time_t now = std::time(nullptr);
+    if (entry && entry->status == 200 && !body_mismatch(request.expect, entry->body()).empty()) entry.reset();
+    bool known_absent = entry && entry->status == 404 && request.absent_for_s > 0 && now - entry->validated_at < request.absent_for_s;
+    if (entry && (ctx.offline || entry->fresh(now) || known_absent || (request.immutable && entry->status == 200))) {
+        d.status = entry->status;
+        d.from_cache = true;
+        d.content_type = entry->content_type;
+        d.data = std::move(entry->data);
+        d.body_offset = entry->body_offset;
+        d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, request.accept).string();
+        d.cache_header = std::move(entry->header);
+        d.identity = d.cache_header;
+        // A body named by its own hash never changes: its entry file is all there is to check.
+        log_read(ctx, request, d, entry_stamp(ctx.cache_dir, d.fetched_url, request.accept), entry->etag, entry->last_modified,
+                 request.immutable ? std::string(kImmutable) : entry->cache_control);
+        return f;
+    }
+    if (ctx.offline && !local) {
+        d.missing_offline = true;
+        d.status = 404;
+        log_read(ctx, request, d, "");
+        return f;
+    }
+    Request r{d.fetched_url, {}, {}, {}, {}, {}};
+    if (!request.accept.empty()) r.headers.emplace_back("Accept", request.accept);
+    if (entry) {
+        if (!entry->etag.empty()) r.headers.emplace_back("If-None-Match", entry->etag);
+        if (!entry->last_modified.empty()) r.headers.emplace_back("If-Modified-Since", entry->last_modified);
+    }
+    f.wire = std::move(r);
+    return f;
+}
+
+namespace {
+
+// The kept entry as the answer: after a 304, or a 200 whose body and headers are the entry's own.
+void answer_from_entry(DocumentFetch& f, CacheEntry& entry, const FetchContext& ctx) {
+    Document& d = f.document;
+    cache_touch(ctx.cache_dir, d.fetched_url, f.request.accept);
+    d.status = entry.status;
+    d.from_cache = d.revalidated = true;
+    d.content_type = entry.content_type;
+    d.data = std::move(entry.data);
+    d.body_offset = entry.body_offset;
+    d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, f.request.accept).string();
+    d.cache_header = std::move(entry.header);
+    d.identity = d.cache_header;
+    log_read(ctx, f.request, d, entry_stamp(ctx.cache_dir, d.fetched_url, f.request.accept), entry.etag, entry.last_modified,
+             entry.cache_control);
+}
+
+// An index without validators (the live PyPI here sends no ETag or Last-Modified) answers every
+// request with the whole page: when the page is byte for byte the one kept, it counts as a 304,
+// so what was read from the kept body (a page's records) is used again, not read again.
+bool same_as_entry(const Response& r, const CacheEntry& entry) {
+    return entry.status == 200 && r.status == 200 && r.etag == entry.etag && r.last_modified == entry.last_modified &&
+           r.cache_control == entry.cache_control && r.content_type == entry.content_type && r.body == entry.body();
+}
+
+}  // namespace
+
+void finish_document(DocumentFetch& f, Response r, const FetchContext& ctx) {
+    Document& d = f.document;
+    const DocumentRequest& request = f.request;
+    auto& entry = f.cached;
+    f.wire.reset();
+    if (ctx.transport.tally) ctx.transport.tally->documents += 1;
+    if (r.error.empty() && entry && (r.status == 304 || same_as_entry(r, *entry))) return answer_from_entry(f, *entry, ctx);
+    d.status = r.status;
+    d.error = r.error;
+    d.content_type = r.content_type;
+    // A local simple page is the user's own input: its reader names what is wrong in it (exit
+    // 2). A server's answer that is no index is the network's fault (exit 3), and not kept.
+    const bool local_page = request.expect == BodyKind::simple_page && is_file_url(d.fetched_url);
+    if (r.ok() && !local_page) {
+        if (auto looks = body_mismatch(request.expect, r.body); !looks.empty()) {
+            d.error = "cannot use " + redact_url(d.fetched_url) + ": it answered " + looks + " where " +
+                      std::string(body_kind_name(request.expect)) + " was expected (a proxy or login page in the way, or a wrong mirror?)";
+            log_read(ctx, request, d, "");
+            return;   // and not cached
+        }
+    }
+    // A 404 is kept too (without its body), so --offline knows a project is not on an index.
+    bool not_found = r.error.empty() && r.status == 404;
+    if ((r.ok() || not_found) && !is_file_url(d.fetched_url)) {
+        CacheEntry meta;
+        meta.status = not_found ? 404 : 200;
+        meta.etag = r.etag;
+        meta.last_modified = r.last_modified;
+        meta.cache_control = r.cache_control;
+        if (!not_found) meta.content_type = r.content_type;
+        std::string header;
+        bool cached = cache_write(ctx.cache_dir, d.fetched_url, request.accept, meta, not_found ? std::string_view() : r.body, &header);
+        if (cached && !not_found) {
+            d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, request.accept).string();
+            d.cache_header = std::move(header);
+        }
+        if (ctx.read_log)
+            log_read(ctx, request, d, cached ? entry_stamp(ctx.cache_dir, d.fetched_url, request.accept) : "", r.etag, r.last_modified,
+                     r.cache_control);
+    } else if (!is_file_url(d.fetched_url)) {
+        log_read(ctx, request, d, "");
+    }
+    if (r.ok()) d.data = PaddedBuffer(std::move(r.body));   // JSON parser padding reserved
+    if (!is_file_url(d.fetched_url)) d.identity = d.cache_header;
+}
+
 std::vector<Document> get_documents(const std::vector<DocumentRequest>& requests, const FetchContext& ctx) {
-    std::vector<Document> docs(requests.size());
+    std::vector<DocumentFetch> fetches;
     std::vector<Request> wire;
     std::vector<std::size_t> wire_index;
-    std::vector<std::optional<CacheEntry>> cached(requests.size());
-    const std::time_t now = std::time(nullptr);
-
+    fetches.reserve(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
-        Document& d = docs[i];
-        d.url = requests[i].url;
-        d.fetched_url = ctx.mirrors.apply(requests[i].url);
-        // A local simple index is a folder tree: "file:///srv/simple/torch/" reads its index.html.
-        if (is_file_url(d.fetched_url) && d.fetched_url.back() == '/') d.fetched_url += "index.html";
-        // file:// needs no cache: the file is already local.
-        bool local = is_file_url(d.fetched_url);
-        // Stamped before it is read: a file changed in between reads as changed next time (and
-        // its records, kept under this identity, are not found next time either).
-        if (local) {
-            struct stat st{};
-            bool exists = ::stat(file_url_path(d.fetched_url).c_str(), &st) == 0;
-            if (ctx.read_log) log_read(ctx, requests[i], d, exists ? stat_stamp("file", st) : "file missing");
-            if (exists) d.identity = local_identity(st, d.fetched_url);
+        fetches.push_back(start_document(requests[i], ctx));
+        if (fetches.back().wire) {
+            wire.push_back(*fetches.back().wire);
+            wire_index.push_back(i);
         }
-        if (local && map_large_local_file(requests[i], ctx, d)) continue;
-        if (!local) cached[i] = cache_read(ctx.cache_dir, d.fetched_url, requests[i].accept);
-        auto& entry = cached[i];
-        if (entry && entry->status == 200 && !body_mismatch(requests[i].expect, entry->body()).empty()) entry.reset();
-        bool known_absent = entry && entry->status == 404 && requests[i].absent_for_s > 0 &&
-                            now - entry->validated_at < requests[i].absent_for_s;
-        if (entry && (ctx.offline || entry->fresh(now) || known_absent || (requests[i].immutable && entry->status == 200))) {
-            d.status = entry->status;
-            d.from_cache = true;
-            d.content_type = entry->content_type;
-            d.data = std::move(entry->data);
-            d.body_offset = entry->body_offset;
-            d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
-            d.cache_header = std::move(entry->header);
-            // A body named by its own hash never changes: its entry file is all there is to check.
-            log_read(ctx, requests[i], d, entry_stamp(ctx.cache_dir, d.fetched_url, requests[i].accept), entry->etag,
-                     entry->last_modified, requests[i].immutable ? std::string(kImmutable) : entry->cache_control);
-            continue;
-        }
-        if (ctx.offline && !local) {
-            d.missing_offline = true;
-            d.status = 404;
-            log_read(ctx, requests[i], d, "");
-            continue;
-        }
-        Request r{d.fetched_url, {}, {}, {}, {}, {}};
-        if (!requests[i].accept.empty()) r.headers.emplace_back("Accept", requests[i].accept);
-        if (entry) {
-            if (!entry->etag.empty()) r.headers.emplace_back("If-None-Match", entry->etag);
-            if (!entry->last_modified.empty()) r.headers.emplace_back("If-Modified-Since", entry->last_modified);
-        }
-        wire.push_back(std::move(r));
-        wire_index.push_back(i);
     }
-
     auto responses = perform(wire, ctx.transport);
-    if (ctx.transport.tally) ctx.transport.tally->documents += responses.size();
-    for (std::size_t k = 0; k < responses.size(); ++k) {
-        std::size_t i = wire_index[k];
-        Document& d = docs[i];
-        Response& r = responses[k];
-        auto& entry = cached[i];
-        if (r.status == 304 && entry && r.error.empty()) {
-            cache_touch(ctx.cache_dir, d.fetched_url, requests[i].accept);
-            d.status = entry->status;
-            d.from_cache = d.revalidated = true;
-            d.content_type = entry->content_type;
-            d.data = std::move(entry->data);
-            d.body_offset = entry->body_offset;
-            d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
-            d.cache_header = std::move(entry->header);
-            log_read(ctx, requests[i], d, entry_stamp(ctx.cache_dir, d.fetched_url, requests[i].accept), entry->etag,
-                     entry->last_modified, entry->cache_control);
-            continue;
-        }
-        d.status = r.status;
-        d.error = r.error;
-        d.content_type = r.content_type;
-        // A local simple page is the user's own input: its reader names what is wrong in it (exit
-        // 2). A server's answer that is no index is the network's fault (exit 3), and not kept.
-        const bool local_page = requests[i].expect == BodyKind::simple_page && is_file_url(d.fetched_url);
-        if (r.ok() && !local_page) {
-            if (auto looks = body_mismatch(requests[i].expect, r.body); !looks.empty()) {
-                d.error = "cannot use " + redact_url(d.fetched_url) + ": it answered " + looks + " where " +
-                          std::string(body_kind_name(requests[i].expect)) +
-                          " was expected (a proxy or login page in the way, or a wrong mirror?)";
-                log_read(ctx, requests[i], d, "");
-                continue;   // and not cached
-            }
-        }
-        // A 404 is kept too (without its body), so --offline knows a project is not on an index.
-        bool not_found = r.error.empty() && r.status == 404;
-        if ((r.ok() || not_found) && !is_file_url(d.fetched_url)) {
-            CacheEntry meta;
-            meta.status = not_found ? 404 : 200;
-            meta.etag = r.etag;
-            meta.last_modified = r.last_modified;
-            meta.cache_control = r.cache_control;
-            if (!not_found) meta.content_type = r.content_type;
-            std::string header;
-            bool cached = cache_write(ctx.cache_dir, d.fetched_url, requests[i].accept, meta,
-                                      not_found ? std::string_view() : r.body, &header);
-            if (cached && !not_found) {
-                d.cache_path = cache_entry_path(ctx.cache_dir, d.fetched_url, requests[i].accept).string();
-                d.cache_header = std::move(header);
-            }
-            if (ctx.read_log)
-                log_read(ctx, requests[i], d, cached ? entry_stamp(ctx.cache_dir, d.fetched_url, requests[i].accept) : "",
-                         r.etag, r.last_modified, r.cache_control);
-        } else if (!is_file_url(d.fetched_url)) {
-            log_read(ctx, requests[i], d, "");
-        }
-        if (r.ok()) d.data = PaddedBuffer(std::move(r.body));   // JSON parser padding reserved
-    }
-    for (auto& d : docs)
-        if (!is_file_url(d.fetched_url)) d.identity = d.cache_header;
+    for (std::size_t k = 0; k < responses.size(); ++k) finish_document(fetches[wire_index[k]], std::move(responses[k]), ctx);
+    std::vector<Document> docs;
+    docs.reserve(fetches.size());
+    for (auto& f : fetches) docs.push_back(std::move(f.document));
     return docs;
 }
 

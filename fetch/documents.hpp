@@ -5,11 +5,13 @@
 // answers from the cache alone.
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "fetch/http_cache.hpp"
 #include "fetch/padded_buffer.hpp"
 #include "fetch/settings.hpp"
 
@@ -65,6 +67,18 @@ struct Document {
     std::string_view body() const { return data.view().substr(body_offset); }
     bool ok() const { return error.empty() && status >= 200 && status < 300; }
 };
+
+// get_documents one document at a time, for a caller that streams its transfers
+// (TransferStream): start_document answers from the cache or a local file when it can, else
+// says the transfer to make (`wire`); finish_document takes that transfer's answer.
+struct DocumentFetch {
+    DocumentRequest request;
+    Document document;                 // the answer, once `wire` is empty
+    std::optional<Request> wire;       // the transfer to make
+    std::optional<CacheEntry> cached;  // the entry a 304 (or the same body again) keeps
+};
+DocumentFetch start_document(const DocumentRequest& request, const FetchContext& ctx);
+void finish_document(DocumentFetch& fetch, Response response, const FetchContext& ctx);
 
 // Fetches all of them in parallel (ctx.transport.jobs at a time). Never throws for a
 // failed transfer; callers decide what a 404 or an error means for them. With ctx.read_log

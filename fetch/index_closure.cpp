@@ -12,8 +12,10 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "fetch/documents.hpp"
+#include "fetch/transport.hpp"
 #include "fetch/sharded_repodata.hpp"
 #include "fetch/url.hpp"
 #include "resolver/specs/errors.hpp"
@@ -256,10 +258,29 @@ std::vector<CondaChannelRecords> conda_closure(std::vector<RepodataDocument> doc
     return out;
 }
 
-// The PyPI part of the closure, breadth first, a wave at a time: every page of a wave is
-// fetched at once, then every metadata file its windows add, so a cold resolve waits on a few
-// round trips, not on one per project. A project's requirements grow as the versions that
-// need it are read; each new one may widen what is read of it, so it is looked at again.
+}  // namespace
+
+struct ClosureMemo {
+    std::map<std::string, std::set<std::string>> required;   // project -> the specifiers asked of it
+    std::map<std::string, std::set<std::string>> extras_of;  // project -> the extras asked of it
+    std::map<std::string, ParsedVersions> parsed_of;
+    std::map<std::string, std::vector<Offered>> offered_of;   // what each parsed page offers
+};
+
+namespace {
+
+// The PyPI part of the closure, streamed: a project's page is requested the moment a version
+// read (or the spec) first requires the project, and a version's metadata read starts the moment
+// its project's page is parsed and a window reaches it, each on one stream of transfers
+// (TransferStream), so a cold resolve waits on the longest chain of answers, not on a round trip
+// per level of the dependency graph times the slowest answer of each. Pages are parsed and
+// metadata taken here while the stream's thread keeps the transfers going.
+//
+// What is read does not depend on the order answers arrive in: every decision is taken again when
+// what it depends on arrives (a version ruled out by a requirement on a project whose page is not
+// parsed yet is judged once that page is), so the versions read are always the least set that
+// the requirements, windows and ruled-out versions close over, whatever the order. The solve
+// sees them in page order.
 void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<std::map<std::string, IndexRecords>>* linking,
                   const FetchContext& ctx) {
     IndexSources indexes;
@@ -289,16 +310,21 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
         return &it->second;
     };
 
-    std::map<std::string, std::set<std::string>> required;   // project -> the specifiers asked of it
-    std::map<std::string, std::set<std::string>> extras_of;  // project -> the extras asked of it
+    if (!out.memo) out.memo = std::make_shared<ClosureMemo>();
+    auto& required = out.memo->required;
+    auto& extras_of = out.memo->extras_of;
     std::set<std::string> named;                               // the projects the spec names
-    std::deque<std::string> queue;
-    std::set<std::string> queued;
+    // Projects whose windows must be looked at again (a new requirement, a version ruled out,
+    // their page parsed), and those whose read versions must be followed again (a new extra).
+    std::set<std::string> dirty, refollow;
+    // Every project read before is looked at again: a wider window, every version
+    // (all_versions), or the releases beyond the constraints may reach more of it.
+    for (const auto& [name, project] : out.projects) dirty.insert(name);
     auto require = [&](const std::string& name, const std::string& spec, const std::vector<std::string>& extras = {}) {
-        bool more = required[name].insert(spec).second;
+        if (required[name].insert(spec).second) dirty.insert(name);
         // A new extra turns on lines of the versions already read: the project is followed again.
-        for (const auto& e : extras) more = extras_of[name].insert(pep508::normalize_name(e)).second || more;
-        if (more && queued.insert(name).second) queue.push_back(name);
+        for (const auto& e : extras)
+            if (extras_of[name].insert(pep508::normalize_name(e)).second) refollow.insert(name);
     };
     for (const auto& n : request.pypi_names) {
         std::string name = pep508::normalize_name(n);
@@ -320,7 +346,8 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
                 if (const auto* s = specifier(text)) must.push_back(*s);
         return must;
     };
-    std::map<std::string, ParsedVersions> parsed_of;
+    auto& parsed_of = out.memo->parsed_of;
+    auto& offered_of = out.memo->offered_of;
     // Versions read that no solution can take, known from their own metadata: a Requires-Python
     // the target's Python fails, or a requirement on a project the spec constrains that none of
     // its versions within the constraints satisfies (opencv-python 5.0 needs numpy>=2; the spec
@@ -329,10 +356,12 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
     // the windows; only how soon it is found does).
     std::map<std::string, std::set<std::string>>& ruled_out = out.ruled_out;
     std::map<std::string, bool> satisfiable;   // "project\tspecifier" -> some allowed version offered matches
-    auto can_be_met = [&](const pep508::Requirement& dep) {
+    // Whether a requirement on a constrained project can be met; nullopt while its page is not parsed.
+    auto can_be_met = [&](const pep508::Requirement& dep) -> std::optional<bool> {
         auto c = request.constraints.find(dep.normalized_name);
+        if (c == request.constraints.end()) return true;
         auto page = out.projects.find(dep.normalized_name);
-        if (c == request.constraints.end() || page == out.projects.end()) return true;   // not known yet: assume so
+        if (page == out.projects.end()) return std::nullopt;
         const std::string key = requirement_key(dep.normalized_name, dep.specifier.str());
         if (auto it = satisfiable.find(key); it != satisfiable.end()) return it->second;
         auto must = must_of(dep.normalized_name);
@@ -349,7 +378,9 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
         }
         return satisfiable[key] = met;
     };
-    auto rules_out = [&](const IndexRecord& probe) {
+    // A probe's version is ruled out (true), or not, or not yet known: then `waiting_on` names
+    // the constrained projects whose pages decide.
+    auto rules_out = [&](const IndexRecord& probe, std::vector<std::string>& waiting_on) {
         if (python && !probe.requires_python.empty()) {
             try {
                 if (!pep440::SpecifierSet::parse(probe.requires_python).contains(*python, true)) return true;
@@ -359,124 +390,297 @@ void pypi_closure(const ClosureRequest& request, IndexClosure& out, std::future<
         for (const auto& d : probe.depends) {
             try {
                 auto dep = pep508::Requirement::parse(d);
-                if (dep.applies(request.marker_env) && !can_be_met(dep)) return true;
+                if (!dep.applies(request.marker_env)) continue;
+                auto met = can_be_met(dep);
+                if (!met) waiting_on.push_back(dep.normalized_name);
+                else if (!*met) return true;
             } catch (const InputError&) {
             }
         }
         return false;
     };
-
-    while (!queue.empty()) {
-        std::vector<std::string> wave(queue.begin(), queue.end());
-        queue.clear();
-        queued.clear();
-        std::vector<std::string> unlisted;
-        for (const auto& name : wave)
-            if (!out.projects.count(name)) unlisted.push_back(name);
-        std::vector<IndexRecords> pages = indexes.index_urls.empty() || unlisted.empty() ? std::vector<IndexRecords>(unlisted.size())
-                                                                                          : find_pypi_records(indexes, unlisted, ctx);
-        if (!indexes.index_urls.empty()) out.pages_read += unlisted.size();
-        if (linking && linking->valid()) out.find_links_left = linking->get();
-        for (size_t k = 0; k < unlisted.size(); ++k) {
-            const std::string& name = unlisted[k];
-            ProjectRead& p = out.projects[name];
-            p.files = std::move(pages[k]);
-            // A name is reached once: its find-links records move, not copy.
-            if (auto it = out.find_links_left.find(name); it != out.find_links_left.end()) {
-                p.files.insert(p.files.end(), std::make_move_iterator(it->second.begin()), std::make_move_iterator(it->second.end()));
-                out.find_links_left.erase(it);
-            }
-            auto& seen = out.pypi_versions[name];
-            std::unordered_set<std::string_view> listed;
-            for (const auto& r : p.files)
-                if (listed.insert(r.version).second) seen.push_back(r.version);
+    struct Probe {
+        std::string name, version;
+        MetadataRead read;
+    };
+    std::vector<Probe> probes;
+    // Probes whose ruling waits on a page, by the project of that page.
+    std::map<std::string, std::vector<std::size_t>> rulings_waiting;
+    auto judge = [&](std::size_t i) {
+        std::vector<std::string> waiting_on;
+        const Probe& probe = probes[i];
+        if (rules_out(probe.read.record, waiting_on)) {
+            if (ruled_out[probe.name].insert(probe.version).second) dirty.insert(probe.name);   // its windows reach one release further
+        } else {
+            for (const auto& name : waiting_on) rulings_waiting[name].push_back(i);
         }
+    };
 
-        // The versions each project's requirements now reach that were not read before.
-        struct Probe {
-            std::string name, version;
-        };
-        std::vector<Probe> probed;
-        IndexRecords probes;
-        for (const auto& name : wave) {
-            ProjectRead& p = out.projects[name];
-            ParsedVersions& versions_of = parsed_of[name];
-            auto offered = offered_versions(p.files, versions_of, must_of(name), python, tags);
-            std::set<std::string> wanted;
-            for (const auto& text : required[name]) {
-                if (request.all_versions) {
-                    take_window(offered, text.empty() ? nullptr : specifier(text), true, std::numeric_limits<size_t>::max(), wanted);
+    // What a version read needs: requirements on other projects, with the lines the extras asked
+    // of the project turn on (those already met are met again, at no cost).
+    auto follow = [&](const std::string& name, const IndexRecord& r) {
+        const std::set<std::string>& extras = extras_of[name];
+        std::vector<std::string> implied;   // the knowledge base's import gates of this release
+        if (request.implied_requirements) implied = request.implied_requirements(name, r.version);
+        for (const std::vector<std::string>* lines : {&r.depends, static_cast<const std::vector<std::string>*>(&implied)})
+            for (const auto& d : *lines) {
+                try {
+                    auto req = pep508::Requirement::parse(d);
+                    if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
+                        require(req.normalized_name, req.specifier.str(), req.extras);
+                } catch (const InputError&) {
+                }
+            }
+    };
+    auto follow_again = [&](const std::string& name) {
+        auto pit = out.projects.find(name);
+        if (pit == out.projects.end()) return;
+        ProjectRead& p = pit->second;
+        ParsedVersions& versions_of = parsed_of[name];
+        std::set<std::string_view> followed;   // one version's files share their Requires-Dist
+        for (const auto& r : p.files) {
+            if (!r.depends_known) continue;
+            const auto& v = parsed(versions_of, r.version);
+            if (!v || !p.read.count(v->str()) || !followed.insert(r.version).second) continue;
+            follow(name, r);
+        }
+    };
+
+    TransferStream stream(ctx.transport);
+    std::deque<PypiPages> pages;                       // one set per project asked for (a parse holds a reference)
+    std::deque<std::vector<DocumentFetch>> page_docs;
+    std::vector<std::size_t> page_waiting;             // transfers each set still waits on
+    std::deque<std::size_t> pages_ready;               // answered: to check, then parse
+    // Pages are parsed on threads of their own, a few at once, while answers keep being acted on
+    // here: a cold resolve's CPU is mostly pages (30 MB of them for 15 data-science projects).
+    constexpr std::size_t kParsers = 2;
+    std::deque<std::size_t> to_parse;
+    std::vector<std::pair<std::size_t, std::future<IndexRecords>>> parsing;
+    std::set<std::string> pages_asked;
+    std::deque<std::size_t> probes_ready;
+    // What each transfer in flight is for: a page set's document, or a probe's next step.
+    struct ForPage {
+        std::size_t set, document;
+    };
+    std::map<std::size_t, std::variant<ForPage, std::size_t>> purpose;
+    std::vector<std::size_t> failed_pages, failed_reads;   // page sets, probes
+    std::vector<std::string> notes, downloads;
+    // After a failure nothing new is asked: what is in flight is drained and the failures named.
+    auto failed = [&] { return !failed_pages.empty() || !failed_reads.empty(); };
+
+    auto ask_page = [&](const std::string& name) {
+        if (out.projects.count(name) || !pages_asked.insert(name).second || failed()) return;
+        const std::size_t set = pages.size();
+        pages.push_back(indexes.index_urls.empty() ? PypiPages{} : plan_pypi_pages(indexes, {name}, ctx));
+        pages.back().names = {name};
+        page_docs.emplace_back();
+        page_waiting.push_back(0);
+        for (std::size_t k = 0; k < pages[set].requests.size(); ++k) {
+            page_docs[set].push_back(start_document(pages[set].requests[k], ctx));
+            if (auto& wire = page_docs[set][k].wire) {
+                purpose[stream.submit(*wire)] = ForPage{set, k};
+                ++page_waiting[set];
+            }
+        }
+        if (page_waiting[set] == 0) pages_ready.push_back(set);
+    };
+    auto start_probe = [&](std::size_t i) {
+        if (probes[i].read.request) purpose[stream.submit(*probes[i].read.request)] = i;
+        else probes_ready.push_back(i);
+    };
+
+    // A project's pages answered: a failure is kept to be said; the pages go to be parsed.
+    auto page_answered = [&](std::size_t set) {
+        PypiPages& p = pages[set];
+        for (auto& doc : page_docs[set]) p.documents.push_back(std::move(doc.document));
+        page_docs[set].clear();
+        if (!p.requests.empty()) {
+            try {
+                throw_pypi_page_failures({&p});
+            } catch (const EnvironmentError&) {
+                failed_pages.push_back(set);
+                return;
+            }
+        }
+        to_parse.push_back(set);
+    };
+    auto start_parses = [&] {
+        while (parsing.size() < kParsers && !to_parse.empty()) {
+            std::size_t set = to_parse.front();
+            to_parse.pop_front();
+            const PypiPages& p = pages[set];
+            parsing.emplace_back(set, std::async(std::launch::async, [&p] {
+                return p.requests.empty() ? IndexRecords{} : std::move(read_pypi_pages(p).front());
+            }));
+        }
+    };
+    // A project's page parsed: its files, with the find-links records of the project after them.
+    auto page_parsed = [&](std::size_t set, IndexRecords files) {
+        PypiPages& p = pages[set];
+        const std::string name = p.names.front();
+        if (!p.requests.empty()) ++out.pages_read;
+        p.documents.clear();   // the bodies: the records are what is kept
+        if (linking && linking->valid()) out.find_links_left = linking->get();
+        ProjectRead& project = out.projects[name];
+        project.files = std::move(files);
+        // A name is reached once: its find-links records move, not copy.
+        if (auto it = out.find_links_left.find(name); it != out.find_links_left.end()) {
+            project.files.insert(project.files.end(), std::make_move_iterator(it->second.begin()), std::make_move_iterator(it->second.end()));
+            out.find_links_left.erase(it);
+        }
+        auto& seen = out.pypi_versions[name];
+        std::unordered_set<std::string_view> listed;
+        for (const auto& r : project.files)
+            if (listed.insert(r.version).second) seen.push_back(r.version);
+        dirty.insert(name);
+        // Rulings that waited on this page are taken now.
+        if (auto w = rulings_waiting.find(name); w != rulings_waiting.end()) {
+            auto waiting = std::move(w->second);
+            rulings_waiting.erase(w);
+            for (std::size_t i : waiting) judge(i);
+        }
+    };
+
+    // The versions a project's requirements now reach that were not read before: read.
+    auto widen = [&](const std::string& name) {
+        auto pit = out.projects.find(name);
+        if (pit == out.projects.end()) return ask_page(name);
+        ProjectRead& p = pit->second;
+        ParsedVersions& versions_of = parsed_of[name];
+        auto oit = offered_of.find(name);
+        if (oit == offered_of.end()) oit = offered_of.emplace(name, offered_versions(p.files, versions_of, must_of(name), python, tags)).first;
+        const std::vector<Offered>& offered = oit->second;
+        std::set<std::string> wanted;
+        for (const auto& text : required[name]) {
+            if (request.all_versions) {
+                take_window(offered, text.empty() ? nullptr : specifier(text), true, std::numeric_limits<size_t>::max(), wanted);
+                continue;
+            }
+            const pep440::SpecifierSet* spec = text.empty() ? nullptr : specifier(text);
+            if (!text.empty() && !spec) continue;
+            auto w = request.windows.find(requirement_key(name, text));
+            take_window(offered, spec, true, w == request.windows.end() ? request.initial_window : w->second, wanted, ruled_out[name]);
+        }
+        if (request.beyond_constraints && named.count(name)) take_window(offered, nullptr, false, request.beyond_window, wanted);
+        std::map<std::string, std::vector<const IndexRecord*>> files_of;
+        for (const auto& r : p.files) {
+            const auto& v = parsed(versions_of, r.version);
+            if (!v) continue;
+            std::string key = v->str();
+            if (wanted.count(key) && !p.read.count(key)) files_of[key].push_back(&r);
+        }
+        for (auto& [version, files] : files_of) {
+            p.read.insert(version);
+            bool known = std::all_of(files.begin(), files.end(), [](const IndexRecord* r) { return r->depends_known; });
+            if (known) {
+                follow(name, *files.front());   // the page said (the PyPI JSON API lists requires_dist)
+                continue;
+            }
+            IndexRecords candidates;
+            for (const IndexRecord* r : files) candidates.push_back(*r);
+            std::size_t i = probes.size();
+            // A version with only an sdist: its PKG-INFO, else its setup files read statically.
+            probes.push_back({name, version,
+                              begin_metadata_read(std::move(candidates[metadata_source(candidates, rank_for_target)]), MetadataWays::any, ctx,
+                                                  request.read_package)});
+            ++out.metadata_read;
+            start_probe(i);
+        }
+    };
+
+    // A probe's metadata read: the version's files take it, it is judged, and followed.
+    auto probe_read = [&](std::size_t i) {
+        const MetadataRead& read = probes[i].read;
+        if (!read.failure.empty() || read.missing_offline) {
+            failed_reads.push_back(i);
+            return;
+        }
+        if (!read.note.empty()) notes.push_back(read.note);
+        if (!read.download.empty()) downloads.push_back(read.download);
+        const IndexRecord& probe = read.record;
+        if (!probe.depends_known) return;
+        ProjectRead& p = out.projects[probes[i].name];
+        ParsedVersions& versions_of = parsed_of[probes[i].name];
+        for (auto& r : p.files) {
+            if (r.depends_known) continue;
+            const auto& v = parsed(versions_of, r.version);
+            if (!v || v->str() != probes[i].version) continue;
+            r.depends = probe.depends;
+            if (r.requires_python.empty()) r.requires_python = probe.requires_python;
+            r.depends_known = true;
+        }
+        if (!request.all_versions) judge(i);
+        follow(probes[i].name, probe);
+    };
+
+    probes.reserve(64);
+    for (;;) {
+        // Everything known is acted on before waiting for the next answer.
+        for (;;) {
+            // Parses that finished (a page that is no index throws here).
+            for (auto it = parsing.begin(); it != parsing.end();) {
+                if (it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+                    ++it;
                     continue;
                 }
-                const pep440::SpecifierSet* spec = text.empty() ? nullptr : specifier(text);
-                if (!text.empty() && !spec) continue;
-                auto w = request.windows.find(requirement_key(name, text));
-                take_window(offered, spec, true, w == request.windows.end() ? request.initial_window : w->second, wanted, ruled_out[name]);
+                std::size_t set = it->first;
+                IndexRecords files = it->second.get();
+                it = parsing.erase(it);
+                page_parsed(set, std::move(files));
             }
-            if (request.beyond_constraints && named.count(name)) take_window(offered, nullptr, false, request.beyond_window, wanted);
-            std::map<std::string, std::vector<const IndexRecord*>> files_of;
-            for (const auto& r : p.files) {
-                const auto& v = parsed(versions_of, r.version);
-                if (!v) continue;
-                std::string key = v->str();
-                if (wanted.count(key) && !p.read.count(key)) files_of[key].push_back(&r);
-            }
-            for (auto& [version, files] : files_of) {
-                p.read.insert(version);
-                bool known = std::all_of(files.begin(), files.end(), [](const IndexRecord* r) { return r->depends_known; });
-                if (known) continue;   // the page said (the PyPI JSON API lists requires_dist)
-                IndexRecords candidates;
-                for (const IndexRecord* r : files) candidates.push_back(*r);
-                probes.push_back(std::move(candidates[metadata_source(candidates, rank_for_target)]));
-                probed.push_back({name, version});
+            start_parses();
+            if (pages_ready.empty() && probes_ready.empty() && dirty.empty() && refollow.empty()) break;
+            if (!pages_ready.empty()) {
+                std::size_t set = pages_ready.front();
+                pages_ready.pop_front();
+                page_answered(set);
+            } else if (!probes_ready.empty()) {
+                std::size_t i = probes_ready.front();
+                probes_ready.pop_front();
+                probe_read(i);
+            } else if (!refollow.empty()) {
+                std::string name = *refollow.begin();
+                refollow.erase(refollow.begin());
+                follow_again(name);
+            } else {
+                std::string name = *dirty.begin();
+                dirty.erase(dirty.begin());
+                if (!failed()) widen(name);
             }
         }
-        for (auto& note : fill_metadata_any_way(probes, ctx)) out.read_notes.push_back(std::move(note));
-        // A version with only an sdist: its PKG-INFO, else its setup files read statically.
-        fill_metadata_from_sdists(probes, ctx, request.read_package);
-        out.metadata_read += probes.size();
-        for (size_t i = 0; i < probes.size(); ++i) {
-            const IndexRecord& probe = probes[i];
-            if (!probe.depends_known) continue;
-            ProjectRead& p = out.projects[probed[i].name];
-            ParsedVersions& versions_of = parsed_of[probed[i].name];
-            for (auto& r : p.files) {
-                if (r.depends_known) continue;
-                const auto& v = parsed(versions_of, r.version);
-                if (!v || v->str() != probed[i].version) continue;
-                r.depends = probe.depends;
-                if (r.requires_python.empty()) r.requires_python = probe.requires_python;
-                r.depends_known = true;
-            }
-            if (!request.all_versions && rules_out(probe) && ruled_out[probed[i].name].insert(probed[i].version).second &&
-                queued.insert(probed[i].name).second)
-                queue.push_back(probed[i].name);   // its windows reach one release further
+        // Nothing to act on: wait for an answer, or, while pages are parsed, a moment at a time.
+        std::optional<TransferStream::Finished> done;
+        if (parsing.empty()) {
+            done = stream.next();
+            if (!done) break;
+        } else if (stream.outstanding() == 0) {
+            parsing.front().second.wait();
+            continue;
+        } else {
+            done = stream.next(std::chrono::milliseconds(2));
+            if (!done) continue;
         }
-        // What the versions read need: requirements on other projects (those already met are
-        // met again, at no cost), with the lines the extras asked of the project turn on.
-        for (const auto& name : wave) {
-            ProjectRead& p = out.projects[name];
-            ParsedVersions& versions_of = parsed_of[name];
-            const std::set<std::string> extras = extras_of[name];
-            std::set<std::string_view> followed;   // one version's files share their Requires-Dist
-            for (const auto& r : p.files) {
-                if (!r.depends_known) continue;
-                const auto& v = parsed(versions_of, r.version);
-                if (!v || !p.read.count(v->str()) || !followed.insert(r.version).second) continue;
-                std::vector<std::string> implied;
-                if (request.implied_requirements) implied = request.implied_requirements(name, r.version);
-                for (const std::vector<std::string>* lines : {&r.depends, static_cast<const std::vector<std::string>*>(&implied)})
-                    for (const auto& d : *lines) {
-                        try {
-                            auto req = pep508::Requirement::parse(d);
-                            if (req.applies(request.marker_env) || (!extras.empty() && req.applies(request.marker_env, extras)))
-                                require(req.normalized_name, req.specifier.str(), req.extras);
-                        } catch (const InputError&) {
-                        }
-                    }
-            }
+        auto what = purpose.extract(done->id).mapped();
+        if (auto* page = std::get_if<ForPage>(&what)) {
+            finish_document(page_docs[page->set][page->document], std::move(done->response), ctx);
+            if (--page_waiting[page->set] == 0) pages_ready.push_back(page->set);
+        } else {
+            std::size_t i = std::get<std::size_t>(what);
+            continue_metadata_read(probes[i].read, std::move(done->response), ctx, request.read_package);
+            if (!probes[i].read.request || !failed()) start_probe(i);
         }
     }
+    std::vector<const PypiPages*> pages_failed;
+    for (std::size_t set : failed_pages) pages_failed.push_back(&pages[set]);
+    if (!pages_failed.empty()) throw_pypi_page_failures(pages_failed);
+    std::vector<const MetadataRead*> reads_failed;
+    for (std::size_t i : failed_reads) reads_failed.push_back(&probes[i].read);
+    throw_metadata_failures(reads_failed);
+    // The notes in an order of their own, not the order the answers came in.
+    std::sort(notes.begin(), notes.end());
+    std::sort(downloads.begin(), downloads.end());
+    out.read_notes.insert(out.read_notes.end(), notes.begin(), notes.end());
+    out.downloads.insert(out.downloads.end(), downloads.begin(), downloads.end());
 
     // What the solve sees: the files of the versions read, wheels first (an sdist's metadata
     // can only be had by building it), and the files of the versions no window reached.

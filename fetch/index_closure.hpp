@@ -5,6 +5,7 @@
 // versions each requirement's window reaches (the rest are listed as unread).
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -71,6 +72,11 @@ struct ProjectRead {
     std::set<std::string> read;            // versions (normalized) whose metadata was read
 };
 
+// What the PyPI closure keeps from one round to the next (read_more_pypi): the requirements and
+// extras the versions read ask of each project (they only grow, as the versions read do), and
+// what each page offers, parsed once.
+struct ClosureMemo;
+
 struct IndexClosure {
     std::vector<CondaChannelRecords> channels;
     IndexRecords pypi;                     // wheels whose Requires-Dist is known; sdists (depends_known
@@ -87,10 +93,12 @@ struct IndexClosure {
     // What was read, so a later round (read_more_pypi) reads only what is new.
     std::map<std::string, ProjectRead> projects;
     std::map<std::string, IndexRecords> find_links_left;   // find-links records of projects not reached yet
-    std::vector<std::string> read_notes;   // what reading metadata said (whole files downloaded), every round
+    std::vector<std::string> read_notes;   // what reading metadata said (whole wheels downloaded), every round
+    std::vector<std::string> downloads;    // sdists downloaded whole to read their requirements (for -v), every round
     // Versions read that no solution can take, by their own metadata (normalized name -> versions):
     // windows count past them. Kept across rounds.
     std::map<std::string, std::set<std::string>> ruled_out;
+    std::shared_ptr<ClosureMemo> memo;
     std::size_t pages_read = 0;            // PyPI project pages fetched
     std::size_t metadata_read = 0;         // versions whose metadata was read
 };

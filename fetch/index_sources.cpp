@@ -261,7 +261,7 @@ IndexRecords find_records(const IndexSources& sources, std::string_view name, co
     return out;
 }
 
-PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx) {
+PypiPages plan_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx) {
     using Target = PypiPages::Target;
     for (const auto& idx : sources.index_urls) require_local_root(trim_trailing_slashes(idx), ctx);
     PypiPages pages;
@@ -284,7 +284,7 @@ PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::s
     }
     // Every page of every name at once; a find-links page asked for by several names is
     // fetched once.
-    std::vector<DocumentRequest> requests;
+    auto& requests = pages.requests;
     std::map<std::string, size_t> request_of;
     for (auto& t : pypi) {
         if (t.kind == Target::directory) {
@@ -304,17 +304,29 @@ PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::s
                                                            : BodyKind::any});
         t.document = it->second;
     }
-    pages.documents = get_documents(requests, ctx);
+    return pages;
+}
+
+void throw_pypi_page_failures(const std::vector<const PypiPages*>& fetched) {
+    using Target = PypiPages::Target;
     std::vector<std::string> failures, missing;
-    std::set<size_t> reported;
-    for (const auto& t : pypi) {
-        if (t.kind == Target::directory || !reported.insert(t.document).second) continue;
-        const auto& d = pages.documents[t.document];
-        if (d.missing_offline) missing.push_back(redact_url(d.fetched_url));
-        else if (!d.error.empty()) failures.push_back(d.error);
-        else if (!d.ok() && !(d.status == 404 && t.kind != Target::find_links)) failures.push_back(status_failure(d));
+    for (const PypiPages* pages : fetched) {
+        std::set<size_t> reported;
+        for (const auto& t : pages->targets) {
+            if (t.kind == Target::directory || !reported.insert(t.document).second) continue;
+            const auto& d = pages->documents[t.document];
+            if (d.missing_offline) missing.push_back(redact_url(d.fetched_url));
+            else if (!d.error.empty()) failures.push_back(d.error);
+            else if (!d.ok() && !(d.status == 404 && t.kind != Target::find_links)) failures.push_back(status_failure(d));
+        }
     }
     throw_fetch_failures(failures, missing);
+}
+
+PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx) {
+    PypiPages pages = plan_pypi_pages(sources, names, ctx);
+    pages.documents = get_documents(pages.requests, ctx);
+    throw_pypi_page_failures({&pages});
     return pages;
 }
 

@@ -99,10 +99,16 @@ struct PypiPages {
     };
     std::vector<std::string> names;
     std::vector<Target> targets;
-    std::vector<Document> documents;
+    std::vector<DocumentRequest> requests;   // one per page to fetch (a find-links page once)
+    std::vector<Document> documents;         // their answers, in the same order
     std::filesystem::path cache_dir;   // where each page's records are kept (fetch/page_cache)
 };
 PypiPages fetch_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx);
+// fetch_pypi_pages in its steps, for a caller that streams the pages' transfers: the pages to
+// fetch (`requests`; the caller fills `documents`), then the failures among them thrown as
+// fetch_pypi_pages throws them, every failed page of every set named.
+PypiPages plan_pypi_pages(const IndexSources& sources, const std::vector<std::string>& names, const FetchContext& ctx);
+void throw_pypi_page_failures(const std::vector<const PypiPages*>& fetched);
 std::vector<IndexRecords> read_pypi_pages(const PypiPages& pages);
 
 // A channel as the user wrote it -> {channel root URL, subdir or ""}. Names follow conda

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <map>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -30,7 +33,9 @@ namespace envlock::fetch {
 // The share handle is made by the first perform() that uses the pool, so a command that
 // never transfers anything never loads libcurl (fetch/curl_loader.cpp).
 struct ConnectionPool {
+    static constexpr std::size_t kLocks = 8;   // one per curl_lock_data kind (CURL_LOCK_DATA_LAST is 8)
     CURLSH* share = nullptr;
+    std::mutex locks[kLocks];
     ~ConnectionPool() {
         if (share) curl_share_cleanup(share);
     }
@@ -669,117 +674,308 @@ std::vector<OriginCredentials> credentials_of(const std::vector<std::string>& ur
     return out;
 }
 
-std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options) {
-    if (requests.empty()) return {};   // and libcurl stays unloaded
-    std::vector<Response> responses(requests.size());
-    std::vector<Transfer> transfers(requests.size());
-    // Local files first: when every request is one, libcurl is never loaded.
-    bool all_local = true;
-    for (size_t i = 0; i < requests.size(); ++i) {
-        Transfer& t = transfers[i];
-        t.index = i;
-        t.request = &requests[i];
-        t.response = &responses[i];
-        t.options = &options;
-        t.response->url = requests[i].url;
-        if (!is_file_url(requests[i].url)) {
-            all_local = false;
-        } else if (requests[i].dest.empty()) {
-            if (!read_local(t)) all_local = false;
-        } else {
-            t.hash = std::make_unique<Sha256>();
-            if (!requests[i].expected_md5.empty()) t.md5 = std::make_unique<Md5>();
-            std::error_code ec;
-            fs::create_directories(fs::path(requests[i].dest).parent_path(), ec);
-            t.temp_path = temp_name_for(requests[i].dest);
-            copy_local(t);
-        }
-    }
-    if (all_local) return responses;
-    global_init();
-    if (options.pool && !options.pool->share) {
-        options.pool->share = curl_share_init();
-        for (auto data : {CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION})
-            curl_share_setopt(options.pool->share, CURLSHOPT_SHARE, data);
-    }
-    const std::string ca = ca_bundle_from(options);
-    CURLM* multi = curl_multi_init();
-    curl_multi_setopt(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(std::max(1, options.jobs)));
+namespace {
 
-    std::deque<Transfer*> waiting;
-    for (size_t i = 0; i < requests.size(); ++i) {
-        Transfer& t = transfers[i];
-        if (t.done) continue;   // read above
+// Creates the pool's share handle on first use. Its lock functions make it safe for transfers
+// of several threads at once (a stream's thread and a perform() beside it): libcurl locks
+// each kind of shared data around its use.
+void open_pool(ConnectionPool& pool) {
+    if (pool.share) return;
+    pool.share = curl_share_init();
+    curl_share_setopt(pool.share, CURLSHOPT_LOCKFUNC, +[](CURL*, curl_lock_data data, curl_lock_access, void* user) {
+        static_cast<ConnectionPool*>(user)->locks[std::size_t(data) % ConnectionPool::kLocks].lock();
+    });
+    curl_share_setopt(pool.share, CURLSHOPT_UNLOCKFUNC, +[](CURL*, curl_lock_data data, void* user) {
+        static_cast<ConnectionPool*>(user)->locks[std::size_t(data) % ConnectionPool::kLocks].unlock();
+    });
+    curl_share_setopt(pool.share, CURLSHOPT_USERDATA, static_cast<void*>(&pool));
+    for (auto data : {CURL_LOCK_DATA_CONNECT, CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION})
+        curl_share_setopt(pool.share, CURLSHOPT_SHARE, data);
+}
+
+// One request's transfer, owning what it reads and writes (its address never changes).
+struct Slot {
+    Request request;
+    Response response;
+    Transfer transfer;
+};
+
+// The transfers of one perform() call or of one stream: libcurl's multi loop over them. A
+// transfer may be added at any time; a local one (file://) is answered as it is added, and
+// libcurl is loaded only when the first one that is not local comes.
+class TransferLoop {
+public:
+    explicit TransferLoop(const TransportOptions& options) : options_(options), limit_(std::max(1, options.jobs)) {}
+
+    ~TransferLoop() {
+        // Transfers not finished (a stream given up): stopped, their temp files removed.
+        for (auto& [id, slot] : slots_) {
+            Transfer& t = slot->transfer;
+            if (t.easy && multi_) curl_multi_remove_handle(multi_, t.easy);
+            if (t.file) std::fclose(t.file);
+            if (!t.done && !t.temp_path.empty()) {
+                std::error_code ec;
+                fs::remove(t.temp_path, ec);
+            }
+            curl_slist_free_all(t.header_list);
+            if (t.easy) curl_easy_cleanup(t.easy);
+        }
+        if (multi_) curl_multi_cleanup(multi_);
+    }
+    TransferLoop(const TransferLoop&) = delete;
+    TransferLoop& operator=(const TransferLoop&) = delete;
+
+    CURLM* multi() const { return multi_; }
+    // Transfers running or waiting for their backoff.
+    bool busy() const { return active_ > 0 || !waiting_.empty(); }
+
+    void add(std::size_t id, Request request) {
+        auto owned = std::make_unique<Slot>();
+        Slot& slot = *owned;
+        slot.request = std::move(request);
+        Transfer& t = slot.transfer;
+        t.index = id;
+        t.request = &slot.request;
+        t.response = &slot.response;
+        t.options = &options_;
+        slot.response.url = slot.request.url;
+        slots_.emplace(id, std::move(owned));
+        const Request& r = slot.request;
+        if (is_file_url(r.url)) {
+            if (r.dest.empty()) {
+                if (read_local(t)) return finish(id);
+            } else {
+                t.hash = std::make_unique<Sha256>();
+                if (!r.expected_md5.empty()) t.md5 = std::make_unique<Md5>();
+                std::error_code ec;
+                fs::create_directories(fs::path(r.dest).parent_path(), ec);
+                t.temp_path = temp_name_for(r.dest);
+                copy_local(t);
+                return finish(id);
+            }
+        }
+        open_multi();
         t.hash = std::make_unique<Sha256>();
-        if (!requests[i].expected_md5.empty()) t.md5 = std::make_unique<Md5>();
+        if (!r.expected_md5.empty()) t.md5 = std::make_unique<Md5>();
         t.easy = curl_easy_init();
-        if (!requests[i].dest.empty()) {
+        if (!r.dest.empty()) {
             std::error_code ec;
-            fs::create_directories(fs::path(requests[i].dest).parent_path(), ec);
-            t.temp_path = temp_name_for(requests[i].dest);
+            fs::create_directories(fs::path(r.dest).parent_path(), ec);
+            t.temp_path = temp_name_for(r.dest);
             t.file = std::fopen(t.temp_path.c_str(), "w+b");
             if (!t.file) {
-                t.response->error = "cannot create " + t.temp_path + " for " + redact_url(requests[i].url);
+                t.response->error = "cannot create " + t.temp_path + " for " + redact_url(r.url);
                 t.done = true;
-                continue;
+                return finish(id);
             }
             t.file_buffer = std::make_unique<char[]>(kFileBuffer);
             std::setvbuf(t.file, t.file_buffer.get(), _IOFBF, kFileBuffer);
         }
-        waiting.push_back(&t);
+        waiting_.push_back(&t);
     }
 
-    int active = 0;
-    const int limit = std::max(1, options.jobs);
-    while (active > 0 || !waiting.empty()) {
-        auto now = Clock::now();
-        // Start every transfer whose backoff has passed, up to the limit.
-        for (auto it = waiting.begin(); it != waiting.end() && active < limit;) {
-            if ((*it)->ready_at <= now) {
-                configure(**it, ca);
-                curl_multi_add_handle(multi, (*it)->easy);
-                ++active;
-                it = waiting.erase(it);
-            } else {
-                ++it;
+    // Moves transfers on: starts those whose backoff has passed, reads what arrived, and waits
+    // up to `wait_ms` for more when nothing finished (a stream's wake-up ends the wait early).
+    // Returns the transfers finished since the last call, by id, in the order they finished.
+    std::vector<std::pair<std::size_t, Response>> step(long wait_ms) {
+        if (finished_.empty() && multi_) {
+            auto now = Clock::now();
+            for (auto it = waiting_.begin(); it != waiting_.end() && active_ < limit_;) {
+                if ((*it)->ready_at <= now) {
+                    configure(**it, ca_);
+                    curl_multi_add_handle(multi_, (*it)->easy);
+                    ++active_;
+                    it = waiting_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            int running = 0;
+            curl_multi_perform(multi_, &running);
+            collect();
+            if (finished_.empty() && wait_ms > 0) {
+                long timeout_ms = wait_ms;
+                for (auto* t : waiting_) {
+                    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t->ready_at - Clock::now()).count();
+                    timeout_ms = std::clamp<long>(ms, 0, timeout_ms);
+                }
+                curl_multi_poll(multi_, nullptr, 0, static_cast<int>(timeout_ms), nullptr);
             }
         }
-        int running = 0;
-        curl_multi_perform(multi, &running);
+        std::vector<std::pair<std::size_t, Response>> out;
+        for (std::size_t id : finished_) {
+            auto it = slots_.find(id);
+            Transfer& t = it->second->transfer;
+            if (t.file) std::fclose(t.file), t.file = nullptr;
+            curl_slist_free_all(t.header_list);
+            if (t.easy) curl_easy_cleanup(t.easy);
+            t.header_list = nullptr;
+            t.easy = nullptr;
+            out.emplace_back(id, std::move(it->second->response));
+            slots_.erase(it);
+        }
+        finished_.clear();
+        return out;
+    }
+
+private:
+    void open_multi() {
+        if (multi_) return;
+        global_init();
+        if (options_.pool) open_pool(*options_.pool);
+        ca_ = ca_bundle_from(options_);
+        multi_ = curl_multi_init();
+        curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+        curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(limit_));
+    }
+
+    void finish(std::size_t id) { finished_.push_back(id); }
+
+    void collect() {
         int left = 0;
-        while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+        while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
             if (msg->msg != CURLMSG_DONE) continue;
             Transfer* t = nullptr;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
             CURLcode code = msg->data.result;
-            if (options.tally) {
+            if (options_.tally) {
                 curl_off_t wire = 0;
                 curl_easy_getinfo(t->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
-                options.tally->bytes += static_cast<std::uint64_t>(std::max<curl_off_t>(wire, 0));
-                options.tally->transfers += 1;
+                options_.tally->bytes += static_cast<std::uint64_t>(std::max<curl_off_t>(wire, 0));
+                options_.tally->transfers += 1;
             }
-            curl_multi_remove_handle(multi, t->easy);
-            --active;
-            if (finish_attempt(*t, code)) complete(*t);
-            else waiting.push_back(t);
+            curl_multi_remove_handle(multi_, t->easy);
+            --active_;
+            if (finish_attempt(*t, code)) {
+                complete(*t);
+                finish(t->index);
+            } else {
+                waiting_.push_back(t);
+            }
         }
-        if (active == 0 && waiting.empty()) break;
-        long timeout_ms = 200;
-        for (auto* t : waiting) {
-            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t->ready_at - Clock::now()).count();
-            timeout_ms = std::clamp<long>(ms, 0, timeout_ms);
+    }
+
+    const TransportOptions& options_;
+    const int limit_;
+    std::string ca_;
+    CURLM* multi_ = nullptr;
+    std::map<std::size_t, std::unique_ptr<Slot>> slots_;
+    std::deque<Transfer*> waiting_;
+    std::vector<std::size_t> finished_;
+    int active_ = 0;
+};
+
+}  // namespace
+
+std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options) {
+    if (requests.empty()) return {};   // and libcurl stays unloaded
+    std::vector<Response> responses(requests.size());
+    TransferLoop loop(options);
+    std::size_t answered = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) loop.add(i, requests[i]);
+    while (answered < requests.size()) {
+        for (auto& [id, response] : loop.step(200)) {
+            responses[id] = std::move(response);
+            ++answered;
         }
-        if (active > 0) curl_multi_poll(multi, nullptr, 0, static_cast<int>(timeout_ms), nullptr);
-        else if (timeout_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
     }
-    for (auto& t : transfers) {
-        if (t.file) std::fclose(t.file);
-        curl_slist_free_all(t.header_list);
-        curl_easy_cleanup(t.easy);
-    }
-    curl_multi_cleanup(multi);
     return responses;
+}
+
+// The stream's state, shared by the caller and the loop's thread under `mutex`.
+struct TransferStream::State {
+    explicit State(const TransportOptions& o) : options(o) {}
+    TransportOptions options;
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<std::pair<std::size_t, Request>> inbox;
+    std::deque<Finished> outbox;
+    std::size_t submitted = 0, handed_back = 0;
+    CURLM* multi = nullptr;   // once the loop has one: submit() wakes its wait
+    bool stop = false;
+    std::exception_ptr failure;
+};
+
+namespace {
+
+// The loop's thread: takes what was submitted, moves the transfers on, hands back what finished.
+void run_stream(TransferStream::State& s) {
+    try {
+        TransferLoop loop(s.options);
+        for (;;) {
+            std::deque<std::pair<std::size_t, Request>> batch;
+            {
+                std::unique_lock lock(s.mutex);
+                // Nothing to move on: sleep until something is submitted.
+                s.changed.wait(lock, [&] { return s.stop || !s.inbox.empty() || loop.busy(); });
+                if (s.stop) return;
+                batch.swap(s.inbox);
+            }
+            for (auto& [id, request] : batch) loop.add(id, std::move(request));
+            {
+                // A submit() that came before the loop had a multi handle did not wake it.
+                std::lock_guard lock(s.mutex);
+                if (!s.multi && loop.multi()) {
+                    s.multi = loop.multi();
+                    if (!s.inbox.empty()) curl_multi_wakeup(s.multi);
+                }
+            }
+            auto done = loop.step(loop.busy() ? 200 : 0);
+            if (done.empty()) continue;
+            std::lock_guard lock(s.mutex);
+            for (auto& [id, response] : done) s.outbox.push_back({id, std::move(response)});
+            s.changed.notify_all();
+        }
+    } catch (...) {
+        std::lock_guard lock(s.mutex);
+        s.failure = std::current_exception();
+        s.changed.notify_all();
+    }
+}
+
+}  // namespace
+
+TransferStream::TransferStream(const TransportOptions& options) : state_(std::make_shared<State>(options)) {
+    thread_ = std::thread(run_stream, std::ref(*state_));
+}
+
+TransferStream::~TransferStream() {
+    {
+        std::lock_guard lock(state_->mutex);
+        state_->stop = true;
+        if (state_->multi) curl_multi_wakeup(state_->multi);
+    }
+    state_->changed.notify_all();
+    thread_.join();
+}
+
+std::size_t TransferStream::submit(Request request) {
+    std::lock_guard lock(state_->mutex);
+    std::size_t id = state_->submitted++;
+    state_->inbox.emplace_back(id, std::move(request));
+    if (state_->multi) curl_multi_wakeup(state_->multi);
+    state_->changed.notify_all();
+    return id;
+}
+
+std::optional<TransferStream::Finished> TransferStream::next() { return next(std::chrono::milliseconds::max()); }
+
+std::optional<TransferStream::Finished> TransferStream::next(std::chrono::milliseconds wait) {
+    std::unique_lock lock(state_->mutex);
+    auto ready = [&] { return !state_->outbox.empty() || state_->handed_back == state_->submitted || state_->failure; };
+    if (wait == std::chrono::milliseconds::max()) state_->changed.wait(lock, ready);
+    else state_->changed.wait_for(lock, wait, ready);
+    if (state_->failure) std::rethrow_exception(state_->failure);
+    if (state_->outbox.empty()) return std::nullopt;
+    Finished f = std::move(state_->outbox.front());
+    state_->outbox.pop_front();
+    ++state_->handed_back;
+    return f;
+}
+
+std::size_t TransferStream::outstanding() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->submitted - state_->handed_back;
 }
 
 void TransferTally::record(std::size_t index, std::uint64_t received, bool done) {

@@ -5,20 +5,23 @@
 // usual variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, lower case too), credentials from the
 // URL, ~/.netrc or the file $NETRC names (a lock never holds them); neither ever appears in an error message (URLs are redacted).
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace envlock::fetch {
 
-// Open connections, DNS answers and TLS sessions kept from one perform() call to the next, so
-// a resolve that fetches in waves connects to each host once, not once per wave. Copies of
-// the options share it; one perform() at a time may use a pool.
+// Open connections, DNS answers and TLS sessions kept from one perform() call (or stream) to
+// the next, so a resolve connects to each host once. Copies of the options share it; transfers
+// of several threads may use it at once.
 struct ConnectionPool;
 std::shared_ptr<ConnectionPool> make_connection_pool();
 
@@ -135,7 +138,46 @@ private:
 };
 
 // Runs every request to completion; the answers come back in the order of `requests`.
-// Never throws for a failed transfer (see Response::error).
+// Never throws for a failed transfer (see Response::error). Progress indexes are positions in
+// `requests`.
 std::vector<Response> perform(const std::vector<Request>& requests, const TransportOptions& options);
+
+// Transfers that start as they are submitted and come back as each one finishes, in whatever
+// order they finish: a caller that learns from one answer what to ask next (a page names the
+// files whose metadata to read; a zip's end says where its directory is) asks it at once, while
+// the others are in flight, instead of waiting for a batch to end. One libcurl multi loop runs
+// on a thread of its own, so the caller's work on an answer (parsing a page, inflating
+// METADATA) never holds up the transfers in flight. Each transfer behaves as in perform():
+// retries and backoff, Range resume, the deadline, credentials per origin, the pool, the tally,
+// at most options.jobs at once; `progress` is called on the stream's thread, with the
+// transfer's id as its index. Never throws for a failed transfer.
+class TransferStream {
+public:
+    explicit TransferStream(const TransportOptions& options);
+    // Transfers still in flight are stopped and their temp files removed.
+    ~TransferStream();
+    TransferStream(const TransferStream&) = delete;
+    TransferStream& operator=(const TransferStream&) = delete;
+
+    // Starts a transfer; its id is the number of those submitted before it.
+    std::size_t submit(Request request);
+
+    struct Finished {
+        std::size_t id;
+        Response response;
+    };
+    // The next transfer to finish, waiting for it; nullopt once every one submitted has come back.
+    std::optional<Finished> next();
+    // The same, waiting at most `wait`: nullopt also when none finished by then.
+    std::optional<Finished> next(std::chrono::milliseconds wait);
+    // Submitted and not yet handed back by next().
+    std::size_t outstanding() const;
+
+    struct State;
+
+private:
+    std::shared_ptr<State> state_;
+    std::thread thread_;
+};
 
 }  // namespace envlock::fetch

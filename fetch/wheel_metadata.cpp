@@ -135,30 +135,16 @@ std::string metadata_from_wheel_file(const fs::path& path, std::string_view sour
     return metadata_member(a.get(), source);
 }
 
-// One wheel read by ranges: the bytes held so far from the end of the file, then the member's.
-struct RangeRead {
-    std::size_t record = 0;
-    std::string url;                  // after mirrors
-    std::string shown;                // redacted, for messages
-    std::string tail;                 // bytes [tail_start, total)
-    std::uint64_t tail_start = 0, total = 0;
-    std::optional<ZipMember> member;
-    std::string member_bytes;         // from the member's local header on
-    bool refused = false;             // the server answers ranges with the whole file
-    bool done = false;
-    std::string failure;
-};
-
-// The next range this read needs, or "" when it has what it needs (or failed). Advances the
-// read as far as the bytes held allow.
-std::string next_range(RangeRead& w) {
+// The next range a read by ranges needs, or "" when it has what it needs (or failed). Advances
+// the read as far as the bytes held allow.
+std::string next_range(RangeState& w, const std::string& shown) {
     try {
         if (!w.member) {
-            auto place = find_zip_directory(w.tail, w.tail_start, w.shown);
+            auto place = find_zip_directory(w.tail, w.tail_start, shown);
             if (!place) {
-                if (w.tail_start == 0) throw InputError(w.shown + ": not a readable wheel (zip): no end of central directory record");
+                if (w.tail_start == 0) throw InputError(shown + ": not a readable wheel (zip): no end of central directory record");
                 std::uint64_t from = w.total > kLongTailBytes ? w.total - kLongTailBytes : 0;
-                if (from >= w.tail_start) throw InputError(w.shown + ": not a readable wheel (zip): no end of central directory record");
+                if (from >= w.tail_start) throw InputError(shown + ": not a readable wheel (zip): no end of central directory record");
                 return "bytes=" + std::to_string(from) + "-" + std::to_string(w.tail_start - 1);
             }
             if (place->offset < w.tail_start) {
@@ -166,10 +152,10 @@ std::string next_range(RangeRead& w) {
                 w.member = find_wheel_metadata(read_zip_directory_end(w.tail, w.tail_start, *place));
                 if (!w.member) return "bytes=" + std::to_string(place->offset) + "-" + std::to_string(w.tail_start - 1);
             } else {
-                auto members = read_zip_directory(std::string_view(w.tail).substr(place->offset - w.tail_start, place->size), w.shown);
+                auto members = read_zip_directory(std::string_view(w.tail).substr(place->offset - w.tail_start, place->size), shown);
                 w.member = find_wheel_metadata(members);
             }
-            if (!w.member) throw InputError(w.shown + ": the wheel has no *.dist-info/METADATA");
+            if (!w.member) throw InputError(shown + ": the wheel has no *.dist-info/METADATA");
         }
         if (w.member_bytes.empty()) {
             std::uint64_t end = std::min(w.total, w.member->local_offset + member_read_length(*w.member));
@@ -207,189 +193,6 @@ std::size_t metadata_source(const IndexRecords& files, const std::function<int(c
     }
     if (best < files.size()) return best;
     return any_wheel < files.size() ? any_wheel : 0;
-}
-
-std::vector<std::string> fill_metadata_any_way(IndexRecords& records, const FetchContext& ctx) {
-    std::vector<std::string> notes, failures, offline;
-    auto tally = ctx.transport.tally;
-    auto took = [&](IndexRecord& r, std::string_view text) {
-        std::string headers = header_part(text);
-        take_metadata(r, headers);
-        keep(kept_path(ctx, r, "METADATA"), headers);
-        if (tally) tally->metadata_reads += 1;
-    };
-
-    // 1. Kept from an earlier run; offline, nothing else.
-    std::vector<std::size_t> advertised, ranged, sidecar;
-    for (std::size_t i = 0; i < records.size(); ++i) {
-        IndexRecord& r = records[i];
-        if (r.depends_known) continue;
-        if (auto text = read_kept(kept_path(ctx, r, "METADATA"))) {
-            take_metadata(r, *text);
-            continue;
-        }
-        // An sdist without advertised metadata is fill_metadata_from_sdists' to read.
-        if (r.metadata_url.empty() && !is_wheel(r)) continue;
-        if (ctx.offline) {
-            offline.push_back(redact_url(r.url));
-            continue;
-        }
-        if (!r.metadata_url.empty()) advertised.push_back(i);
-        else ranged.push_back(i);
-    }
-    if (!offline.empty()) {
-        std::string msg = "offline, and the metadata of these files is not in the cache:";
-        for (const auto& o : offline) msg += "\n  " + o;
-        throw EnvironmentError(msg + "\n(run once without --offline to fill the cache)");
-    }
-
-    // 2. The advertised PEP 658 files; one that does not answer leaves its wheel to the range read.
-    if (!advertised.empty()) {
-        std::vector<Request> wire;
-        for (auto i : advertised) wire.push_back(Request{ctx.mirrors.apply(records[i].metadata_url), {}, {}, {}, {}, {}});
-        auto answers = perform(wire, ctx.transport);
-        for (std::size_t k = 0; k < answers.size(); ++k) {
-            IndexRecord& r = records[advertised[k]];
-            if (answers[k].ok()) took(r, answers[k].body);
-            else if (is_wheel(r)) ranged.push_back(advertised[k]);
-            else sidecar.push_back(advertised[k]);
-        }
-    }
-
-    // 3. Range reads of the wheels, every wheel's next range in one round of transfers.
-    std::vector<RangeRead> reads;
-    for (auto i : ranged) {
-        RangeRead w;
-        w.record = i;
-        w.url = ctx.mirrors.apply(records[i].url);
-        w.shown = redact_url(records[i].url);
-        reads.push_back(std::move(w));
-    }
-    std::vector<RangeRead*> pending;
-    std::vector<std::string> ranges;
-    for (auto& w : reads) pending.push_back(&w), ranges.push_back("bytes=-" + std::to_string(kTailBytes));
-    while (!pending.empty()) {
-        std::vector<Request> wire;
-        for (std::size_t k = 0; k < pending.size(); ++k) {
-            Request q{pending[k]->url, {}, {}, {}, {}, ranges[k]};
-            wire.push_back(std::move(q));
-        }
-        auto answers = perform(wire, ctx.transport);
-        std::vector<RangeRead*> next;
-        std::vector<std::string> next_ranges;
-        for (std::size_t k = 0; k < answers.size(); ++k) {
-            RangeRead& w = *pending[k];
-            Response& a = answers[k];
-            if (!a.error.empty()) {
-                w.failure = a.error;
-                continue;
-            }
-            if (a.range_refused) {
-                w.refused = true;
-                continue;
-            }
-            if (!a.ok()) {
-                w.failure = "cannot fetch " + w.shown + ": HTTP " + std::to_string(a.status);
-                continue;
-            }
-            if (a.status == 200) {
-                // A local file (file:// answers whole): all of it is the tail.
-                w.tail = std::move(a.body);
-                w.tail_start = 0;
-                w.total = w.tail.size();
-            } else if (w.total == 0) {
-                if (a.total_size == 0) {
-                    w.failure = "cannot read " + w.shown + " by ranges: the server did not say the file's length";
-                    continue;
-                }
-                w.total = a.total_size;
-                w.tail = std::move(a.body);
-                w.tail_start = a.range_start;
-            } else if (w.member && a.range_start == w.member->local_offset) {
-                w.member_bytes = std::move(a.body);
-            } else if (a.range_start + a.body.size() == w.tail_start) {
-                w.tail = std::move(a.body) + w.tail;   // more of the end: the directory's start
-                w.tail_start = a.range_start;
-            } else {
-                w.failure = "cannot read " + w.shown + " by ranges: the server answered another range than the one asked";
-                continue;
-            }
-            std::string range = next_range(w);
-            if (!range.empty()) next.push_back(&w), next_ranges.push_back(range);
-        }
-        pending.swap(next);
-        ranges.swap(next_ranges);
-    }
-    std::vector<std::size_t> refused;
-    for (auto& w : reads) {
-        IndexRecord& r = records[w.record];
-        if (w.refused) {
-            refused.push_back(w.record);
-        } else if (!w.failure.empty()) {
-            failures.push_back(w.failure);
-        } else {
-            try {
-                took(r, read_zip_member(w.member_bytes, *w.member, w.shown));
-            } catch (const InputError& e) {
-                failures.push_back(e.what());
-            }
-        }
-    }
-
-    // 4. A server that refuses ranges: the "<file>.metadata" sidecar when it has one, else the
-    // whole wheel, streamed to disk and read there.
-    for (auto i : refused) sidecar.push_back(i);
-    std::vector<std::size_t> whole;
-    if (!sidecar.empty()) {
-        std::vector<Request> wire;
-        for (auto i : sidecar) wire.push_back(Request{ctx.mirrors.apply(records[i].url + ".metadata"), {}, {}, {}, {}, {}});
-        auto answers = perform(wire, ctx.transport);
-        for (std::size_t k = 0; k < answers.size(); ++k) {
-            IndexRecord& r = records[sidecar[k]];
-            // A sidecar must look like core metadata: a server may answer 200 with a page.
-            if (answers[k].ok() && !parse_core_metadata(answers[k].body).name.empty()) took(r, answers[k].body);
-            else if (is_wheel(r)) whole.push_back(sidecar[k]);
-        }
-    }
-    if (!whole.empty()) {
-        std::vector<Request> wire;
-        for (auto i : whole) {
-            Request q{ctx.mirrors.apply(records[i].url), {}, download_path(ctx, records[i]).string(), {}, {}, {}};
-            if (is_sha256(records[i].sha256)) q.expected_sha256 = records[i].sha256;
-            wire.push_back(std::move(q));
-        }
-        auto answers = perform(wire, ctx.transport);
-        for (std::size_t k = 0; k < answers.size(); ++k) {
-            IndexRecord& r = records[whole[k]];
-            const std::string shown = redact_url(r.url);
-            const fs::path path = wire[k].dest;
-            if (!answers[k].error.empty()) {
-                failures.push_back(answers[k].error);
-            } else if (!answers[k].ok()) {
-                failures.push_back("cannot fetch " + shown + ": HTTP " + std::to_string(answers[k].status));
-            } else {
-                try {
-                    took(r, metadata_from_wheel_file(path, shown));
-                    if (tally) tally->whole_files += 1;
-                    notes.push_back("downloaded the whole of " + shown + " (" + std::to_string(answers[k].size >> 10) +
-                                    " KiB) to read its metadata: its server refuses range requests and has no .metadata file");
-                } catch (const InputError& e) {
-                    failures.push_back(e.what());
-                }
-            }
-            std::error_code ec;
-            fs::remove(path, ec);
-        }
-    }
-    if (!failures.empty()) {
-        std::sort(failures.begin(), failures.end());
-        std::string msg = failures.size() == 1 ? "cannot read the core metadata (Requires-Dist) of a file the resolve needs:"
-                                               : "cannot read the core metadata (Requires-Dist) of " + std::to_string(failures.size()) +
-                                                     " files the resolve needs:";
-        for (const auto& f : failures) msg += "\n  " + f;
-        throw EnvironmentError(msg);
-    }
-    return notes;
 }
 
 namespace {
@@ -471,78 +274,309 @@ std::map<std::string, std::string> sdist_packaging_files_of(const fs::path& path
 
 }  // namespace
 
-void fill_metadata_from_sdists(IndexRecords& records, const FetchContext& ctx, const PackageReader& read) {
-    // Each sdist's packaging files: kept from an earlier run, else downloaded (streamed to disk).
-    std::vector<std::size_t> which;
-    std::vector<std::map<std::string, std::string>> files_of;
-    std::vector<Request> wire;
-    std::vector<std::size_t> wire_of;
-    for (std::size_t i = 0; i < records.size(); ++i) {
-        if (records[i].depends_known || is_wheel(records[i])) continue;
-        which.push_back(i);
-        files_of.emplace_back();
-        if (auto kept = read_kept(kept_path(ctx, records[i], "sdist.json"))) {
-            try {
-                files_of.back() = nlohmann::json::parse(*kept).get<std::map<std::string, std::string>>();
-                continue;
-            } catch (const std::exception&) {
-            }
+namespace {
+
+// PEP 643: the sdist's PKG-INFO decides when it is Metadata 2.2+ without Dynamic requirements;
+// else its setup files are read (`read`). Requirements that stay unknown leave depends_known false.
+void take_sdist_files(MetadataRead& m, const std::map<std::string, std::string>& files, const PackageReader& read) {
+    IndexRecord& r = m.record;
+    if (files.empty()) return;
+    if (auto pkg_info = files.find("PKG-INFO"); pkg_info != files.end()) {
+        auto meta = parse_core_metadata(pkg_info->second);
+        if (!meta.requires_python.empty() && r.requires_python.empty()) r.requires_python = meta.requires_python;
+        if (pkg_info_decides(meta)) {
+            r.depends = std::move(meta.requires_dist);
+            r.depends_known = true;
+            return;
         }
-        if (ctx.offline) continue;   // stays unknown, as the lock then says
-        Request q{ctx.mirrors.apply(records[i].url), {}, download_path(ctx, records[i]).string(), {}, {}, {}};
-        if (is_sha256(records[i].sha256)) q.expected_sha256 = records[i].sha256;
-        wire.push_back(std::move(q));
-        wire_of.push_back(which.size() - 1);
     }
-    auto answers = perform(wire, ctx.transport);
-    std::vector<std::string> failures;
-    for (std::size_t k = 0; k < answers.size(); ++k) {
-        IndexRecord& r = records[which[wire_of[k]]];
-        const std::string shown = redact_url(r.url);
-        const fs::path path = wire[k].dest;
-        if (!answers[k].error.empty()) {
-            failures.push_back(answers[k].error);
-        } else if (!answers[k].ok()) {
-            failures.push_back("cannot fetch " + shown + ": HTTP " + std::to_string(answers[k].status));
+    if (!read) return;
+    if (auto deps = read(files)) {
+        r.depends = std::move(*deps);
+        r.depends_known = true;
+    }
+}
+
+}  // namespace
+
+namespace {
+
+void took(MetadataRead& m, std::string_view text, const FetchContext& ctx) {
+    std::string headers = header_part(text);
+    take_metadata(m.record, headers);
+    keep(kept_path(ctx, m.record, "METADATA"), headers);
+    if (ctx.transport.tally) ctx.transport.tally->metadata_reads += 1;
+}
+
+void finished(MetadataRead& m) {
+    m.step = MetadataRead::Step::done;
+    m.request.reset();
+}
+
+void fail(MetadataRead& m, std::string why) {
+    m.failure = std::move(why);
+    finished(m);
+}
+
+// The sdist itself: its packaging files kept from an earlier run, else downloaded whole (streamed
+// to disk). Offline and not kept, it stays unknown (as the lock then says).
+void start_sdist(MetadataRead& m, const FetchContext& ctx, const PackageReader& read) {
+    m.step = MetadataRead::Step::sdist;
+    if (auto kept = read_kept(kept_path(ctx, m.record, "sdist.json"))) {
+        try {
+            take_sdist_files(m, nlohmann::json::parse(*kept).get<std::map<std::string, std::string>>(), read);
+            return finished(m);
+        } catch (const std::exception&) {
+        }
+    }
+    if (ctx.offline) return finished(m);
+    Request q{ctx.mirrors.apply(m.record.url), {}, download_path(ctx, m.record).string(), {}, {}, {}};
+    if (is_sha256(m.record.sha256)) q.expected_sha256 = m.record.sha256;
+    m.request = std::move(q);
+}
+
+void start_ranges(MetadataRead& m, const FetchContext& ctx) {
+    m.step = MetadataRead::Step::ranges;
+    m.request = Request{ctx.mirrors.apply(m.record.url), {}, {}, {}, {}, "bytes=-" + std::to_string(kTailBytes)};
+}
+
+// A server that refuses ranges: the unadvertised "<file>.metadata" sidecar, when it has one.
+void start_sidecar(MetadataRead& m, const FetchContext& ctx) {
+    m.step = MetadataRead::Step::sidecar;
+    m.request = Request{ctx.mirrors.apply(m.record.url + ".metadata"), {}, {}, {}, {}, {}};
+}
+
+void start_whole_wheel(MetadataRead& m, const FetchContext& ctx) {
+    m.step = MetadataRead::Step::whole_wheel;
+    Request q{ctx.mirrors.apply(m.record.url), {}, download_path(ctx, m.record).string(), {}, {}, {}};
+    if (is_sha256(m.record.sha256)) q.expected_sha256 = m.record.sha256;
+    m.request = std::move(q);
+}
+
+// One answer of a read by ranges: more of the file's end, or the member.
+void take_range(MetadataRead& m, Response& a) {
+    RangeState& w = m.range;
+    if (!a.error.empty()) return fail(m, a.error);
+    if (!a.ok()) return fail(m, "cannot fetch " + m.shown + ": HTTP " + std::to_string(a.status));
+    if (a.status == 200) {
+        // A local file (file:// answers whole): all of it is the tail.
+        w.tail = std::move(a.body);
+        w.tail_start = 0;
+        w.total = w.tail.size();
+    } else if (w.total == 0) {
+        if (a.total_size == 0) return fail(m, "cannot read " + m.shown + " by ranges: the server did not say the file's length");
+        w.total = a.total_size;
+        w.tail = std::move(a.body);
+        w.tail_start = a.range_start;
+    } else if (w.member && a.range_start == w.member->local_offset) {
+        w.member_bytes = std::move(a.body);
+    } else if (a.range_start + a.body.size() == w.tail_start) {
+        w.tail = std::move(a.body) + w.tail;   // more of the end: the directory's start
+        w.tail_start = a.range_start;
+    } else {
+        return fail(m, "cannot read " + m.shown + " by ranges: the server answered another range than the one asked");
+    }
+}
+
+}  // namespace
+
+MetadataRead begin_metadata_read(IndexRecord record, MetadataWays ways, const FetchContext& ctx, const PackageReader& read) {
+    MetadataRead m;
+    m.record = std::move(record);
+    m.ways = ways;
+    m.shown = redact_url(m.record.url);
+    const bool wheel = is_wheel(m.record);
+    if (m.record.depends_known || (ways == MetadataWays::sdist && wheel)) return m;
+    if (ways != MetadataWays::sdist) {
+        // Kept from an earlier run; offline, nothing else.
+        if (auto text = read_kept(kept_path(ctx, m.record, "METADATA"))) {
+            take_metadata(m.record, *text);
+            return m;
+        }
+        if (m.record.metadata_url.empty() && !wheel) {
+            if (ways == MetadataWays::any) start_sdist(m, ctx, read);
+            return m;
+        }
+        if (ctx.offline) {
+            m.missing_offline = true;
+            return m;
+        }
+        // The advertised PEP 658 file; else the wheel's METADATA by ranges.
+        if (!m.record.metadata_url.empty()) {
+            m.step = MetadataRead::Step::advertised;
+            m.request = Request{ctx.mirrors.apply(m.record.metadata_url), {}, {}, {}, {}, {}};
         } else {
-            if (ctx.transport.tally) ctx.transport.tally->metadata_reads += 1, ctx.transport.tally->whole_files += 1;
+            start_ranges(m, ctx);
+        }
+        return m;
+    }
+    start_sdist(m, ctx, read);
+    return m;
+}
+
+void continue_metadata_read(MetadataRead& m, Response a, const FetchContext& ctx, const PackageReader& read) {
+    using Step = MetadataRead::Step;
+    const bool wheel = is_wheel(m.record);
+    // Where a whole file was streamed: the request named it (a name of its own per download).
+    const fs::path path = m.request ? fs::path(m.request->dest) : fs::path();
+    m.request.reset();
+    switch (m.step) {
+    case Step::advertised:
+        // One that does not answer leaves its wheel to the range read, an sdist to its sidecar.
+        if (a.ok()) {
+            took(m, a.body, ctx);
+            return finished(m);
+        }
+        return wheel ? start_ranges(m, ctx) : start_sidecar(m, ctx);
+    case Step::ranges: {
+        if (a.error.empty() && a.range_refused) return start_sidecar(m, ctx);
+        take_range(m, a);
+        if (m.step == Step::done) return;
+        std::string range = next_range(m.range, m.shown);
+        if (!range.empty()) {
+            m.request = Request{ctx.mirrors.apply(m.record.url), {}, {}, {}, {}, range};
+            return;
+        }
+        if (!m.range.failure.empty()) return fail(m, m.range.failure);
+        try {
+            took(m, read_zip_member(m.range.member_bytes, *m.range.member, m.shown), ctx);
+        } catch (const InputError& e) {
+            return fail(m, e.what());
+        }
+        return finished(m);
+    }
+    case Step::sidecar:
+        // A sidecar must look like core metadata: a server may answer 200 with a page.
+        if (a.ok() && !parse_core_metadata(a.body).name.empty()) {
+            took(m, a.body, ctx);
+            return finished(m);
+        }
+        if (wheel) return start_whole_wheel(m, ctx);
+        if (m.ways == MetadataWays::any) return start_sdist(m, ctx, read);
+        return finished(m);
+    case Step::whole_wheel: {
+        if (!a.error.empty()) {
+            fail(m, a.error);
+        } else if (!a.ok()) {
+            fail(m, "cannot fetch " + m.shown + ": HTTP " + std::to_string(a.status));
+        } else {
             try {
-                auto files = sdist_packaging_files_of(path, shown);
-                keep(kept_path(ctx, r, "sdist.json"), nlohmann::json(files).dump());
-                files_of[wire_of[k]] = std::move(files);
-            } catch (const InputError&) {
-                // left unknown, and said so per package in the lock
+                took(m, metadata_from_wheel_file(path, m.shown), ctx);
+                if (ctx.transport.tally) ctx.transport.tally->whole_files += 1;
+                m.note = "downloaded the whole of " + m.shown + " (" + std::to_string(a.size >> 10) +
+                         " KiB) to read its metadata: its server refuses range requests and has no .metadata file";
+                finished(m);
+            } catch (const InputError& e) {
+                fail(m, e.what());
             }
         }
         std::error_code ec;
         fs::remove(path, ec);
+        return;
+    }
+    case Step::sdist: {
+        if (!a.error.empty()) {
+            fail(m, a.error);
+            m.sdist_failure = true;
+        } else if (!a.ok()) {
+            fail(m, "cannot fetch " + m.shown + ": HTTP " + std::to_string(a.status));
+            m.sdist_failure = true;
+        } else {
+            if (ctx.transport.tally) ctx.transport.tally->metadata_reads += 1, ctx.transport.tally->whole_files += 1;
+            m.download = "downloaded the whole of " + m.shown + " (" + std::to_string(a.size >> 10) +
+                          " KiB) to read its requirements: an sdist without core metadata";
+            try {
+                auto files = sdist_packaging_files_of(path, m.shown);
+                keep(kept_path(ctx, m.record, "sdist.json"), nlohmann::json(files).dump());
+                take_sdist_files(m, files, read);
+            } catch (const InputError&) {
+                // left unknown, and said so per package in the lock
+            }
+            finished(m);
+        }
+        std::error_code ec;
+        fs::remove(path, ec);
+        return;
+    }
+    case Step::done: return;
+    }
+}
+
+void throw_metadata_failures(const std::vector<const MetadataRead*>& reads) {
+    std::vector<std::string> offline, failures, sdists;
+    for (const MetadataRead* m : reads) {
+        if (m->missing_offline) offline.push_back(m->shown);
+        else if (!m->failure.empty()) (m->sdist_failure ? sdists : failures).push_back(m->failure);
+    }
+    if (!offline.empty()) {
+        std::string msg = "offline, and the metadata of these files is not in the cache:";
+        for (const auto& o : offline) msg += "\n  " + o;
+        throw EnvironmentError(msg + "\n(run once without --offline to fill the cache)");
     }
     if (!failures.empty()) {
-        std::string msg = failures.size() == 1 ? "cannot download an sdist the resolve needs to read its requirements:"
-                                               : "cannot download " + std::to_string(failures.size()) +
-                                                     " sdists the resolve needs to read their requirements:";
+        std::sort(failures.begin(), failures.end());
+        std::string msg = failures.size() == 1 ? "cannot read the core metadata (Requires-Dist) of a file the resolve needs:"
+                                               : "cannot read the core metadata (Requires-Dist) of " + std::to_string(failures.size()) +
+                                                     " files the resolve needs:";
         for (const auto& f : failures) msg += "\n  " + f;
         throw EnvironmentError(msg);
     }
-    for (std::size_t k = 0; k < which.size(); ++k) {
-        IndexRecord& r = records[which[k]];
-        const auto& files = files_of[k];
-        if (files.empty()) continue;
-        if (auto pkg_info = files.find("PKG-INFO"); pkg_info != files.end()) {
-            auto meta = parse_core_metadata(pkg_info->second);
-            if (!meta.requires_python.empty() && r.requires_python.empty()) r.requires_python = meta.requires_python;
-            if (pkg_info_decides(meta)) {
-                r.depends = std::move(meta.requires_dist);
-                r.depends_known = true;
-                continue;
-            }
-        }
-        if (!read) continue;
-        if (auto deps = read(files)) {
-            r.depends = std::move(*deps);
-            r.depends_known = true;
-        }
+    if (!sdists.empty()) {
+        std::sort(sdists.begin(), sdists.end());
+        std::string msg = sdists.size() == 1 ? "cannot download an sdist the resolve needs to read its requirements:"
+                                             : "cannot download " + std::to_string(sdists.size()) +
+                                                   " sdists the resolve needs to read their requirements:";
+        for (const auto& f : sdists) msg += "\n  " + f;
+        throw EnvironmentError(msg);
     }
+}
+
+namespace {
+
+// Every read of `records` to its end, each step started as the one before it is answered; the
+// records take what was read. Throws as throw_metadata_failures; returns the notes.
+std::vector<std::string> read_all(IndexRecords& records, MetadataWays ways, const FetchContext& ctx, const PackageReader& read,
+                                  std::vector<std::string>* downloads = nullptr) {
+    std::vector<MetadataRead> reads;
+    reads.reserve(records.size());
+    for (auto& r : records) reads.push_back(begin_metadata_read(r, ways, ctx, read));
+    std::optional<TransferStream> stream;
+    std::map<std::size_t, std::size_t> read_of;   // transfer id -> read
+    auto start = [&](std::size_t i) {
+        if (!reads[i].request) return;
+        if (!stream) stream.emplace(ctx.transport);
+        read_of[stream->submit(*reads[i].request)] = i;
+    };
+    for (std::size_t i = 0; i < reads.size(); ++i) start(i);
+    while (stream) {
+        auto done = stream->next();
+        if (!done) break;
+        std::size_t i = read_of.at(done->id);
+        continue_metadata_read(reads[i], std::move(done->response), ctx, read);
+        start(i);
+    }
+    std::vector<const MetadataRead*> all;
+    std::vector<std::string> notes;
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+        all.push_back(&reads[i]);
+        if (!reads[i].note.empty()) notes.push_back(reads[i].note);
+        if (downloads && !reads[i].download.empty()) downloads->push_back(reads[i].download);
+    }
+    throw_metadata_failures(all);
+    for (std::size_t i = 0; i < reads.size(); ++i) records[i] = std::move(reads[i].record);
+    return notes;
+}
+
+}  // namespace
+
+std::vector<std::string> fill_metadata_any_way(IndexRecords& records, const FetchContext& ctx) {
+    return read_all(records, MetadataWays::core, ctx, {});
+}
+
+std::vector<std::string> fill_metadata_from_sdists(IndexRecords& records, const FetchContext& ctx, const PackageReader& read) {
+    std::vector<std::string> downloads;
+    read_all(records, MetadataWays::sdist, ctx, read, &downloads);
+    return downloads;
 }
 
 }  // namespace envlock::fetch

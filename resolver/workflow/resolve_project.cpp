@@ -1080,6 +1080,7 @@ ResolveResult resolve_project(const ResolveOptions& o) {
     ctx.transport.progress = nullptr;
     in.unread.clear();
     result.notes.insert(result.notes.end(), closure.notes.begin(), closure.notes.end());
+    result.downloads = closure.downloads;
     result.solved = outcome.solved;
     if (!outcome.solved) {
         result.explanation = outcome.explanation;

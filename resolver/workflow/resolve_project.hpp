@@ -81,6 +81,9 @@ struct ResolveResult {
     // For -v: why each solve round after the first was needed ("round 1 reached versions not
     // read: numpy<2 now reads its newest 4 releases"), the lazy candidates' cost made visible.
     std::vector<std::string> rounds;
+    // For -v: the sdists downloaded whole to read their requirements (no core metadata), the
+    // costliest metadata reads. (A whole wheel, read because ranges were refused, is a note.)
+    std::vector<std::string> downloads;
     // The previous lock was current (same inputs, indexes unchanged) and proved again: it is
     // the result, and the file was left as it was.
     bool reused = false;

@@ -4,6 +4,8 @@
 #include <openssl/evp.h>
 #include <zlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace envlock::test {
 
@@ -74,6 +77,8 @@ struct BuiltWheel {
 
 struct LiveIndexServer::State {
     LiveIndexOptions options;
+    std::atomic<std::uint32_t> delay_seed{0};
+    std::atomic<int> max_delay_ms{0};
     std::mutex mutex;
     std::vector<ServedRequest> served;
     std::map<std::string, nlohmann::json> pages, metadata;   // by project
@@ -203,6 +208,15 @@ struct LiveIndexServer::State {
         return p.dump();
     }
 
+    // Sleeps this request's share of the delay (outside the lock: answers overtake one another).
+    void hold_back(const httplib::Request& req) const {
+        int most = max_delay_ms.load();
+        if (most <= 0) return;
+        std::string key = std::to_string(delay_seed.load()) + " " + req.path + " " + req.get_header_value("Range");
+        uLong h = crc32(0, reinterpret_cast<const Bytef*>(key.data()), static_cast<uInt>(key.size()));
+        std::this_thread::sleep_for(std::chrono::milliseconds(h % static_cast<uLong>(most + 1)));
+    }
+
     bool sidecar(const std::string& filename) const {
         return crc32(0, reinterpret_cast<const Bytef*>(filename.data()), static_cast<uInt>(filename.size())) % 3 == 0;
     }
@@ -217,6 +231,7 @@ LiveIndexServer::LiveIndexServer(LiveIndexOptions options) : state_(std::make_sh
     server_->set_keep_alive_timeout(2);
     server_->new_task_queue = [] { return new httplib::ThreadPool(32); };
     server_->Get(R"(/simple/([^/]+)/)", [state](const httplib::Request& req, httplib::Response& res) {
+        state->hold_back(req);
         std::lock_guard lock(state->mutex);
         std::string project = req.matches[1];
         if (!state->pages.count(project)) {
@@ -228,6 +243,7 @@ LiveIndexServer::LiveIndexServer(LiveIndexOptions options) : state_(std::make_sh
         state->served.push_back({req.path, "", 200, res.body.size()});
     });
     server_->Get(R"(/files/([^/]+))", [state](const httplib::Request& req, httplib::Response& res) {
+        state->hold_back(req);
         std::lock_guard lock(state->mutex);
         std::string name = req.matches[1];
         std::string range = req.get_header_value("Range");
@@ -346,6 +362,15 @@ bool LiveIndexServer::has_sidecar(const std::string& filename) const { return st
 void LiveIndexServer::clear() {
     std::lock_guard lock(state_->mutex);
     state_->served.clear();
+}
+
+}  // namespace envlock::test
+
+namespace envlock::test {
+
+void LiveIndexServer::set_delays(std::uint32_t seed, int max_ms) {
+    state_->delay_seed = seed;
+    state_->max_delay_ms = max_ms;
 }
 
 }  // namespace envlock::test

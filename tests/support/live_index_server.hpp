@@ -52,6 +52,10 @@ public:
     std::set<std::string> recorded_files() const;
     bool has_sidecar(const std::string& filename) const;
     void clear();
+    // Holds each answer back for 0..max_ms milliseconds, a different time for each request
+    // (path and range) and `seed`, so the client's answers arrive in another order per seed.
+    // 0 ms: every answer at once (the default).
+    void set_delays(std::uint32_t seed, int max_ms);
 
     struct State;
 

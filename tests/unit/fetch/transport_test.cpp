@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "fetch/transport.hpp"
 #include "resolver/lock/sha256.hpp"
@@ -309,4 +310,65 @@ TEST_CASE("a gzip-encoded answer arrives decoded (Accept-Encoding offers what li
     CHECK(r.ok());
     CHECK(r.body == json);
     CHECK(server.requests().back().header("Accept-Encoding").find("gzip") != std::string::npos);
+}
+
+TEST_CASE("a stream hands each transfer back as it finishes, and one submitted from an answer starts at once") {
+    Fixture f;
+    f.tree.write("files/slow.bin", payload(20 * 1024));
+    f.tree.write("files/quick.txt", "quick");
+    f.tree.write("files/next.txt", "next");
+    f.server.add_fault("/files/slow.bin", {Fault::slow, 1, 0, 40});   // 20 pieces, 40 ms apart
+    TransferStream stream(quick());
+    auto first = stream.submit({f.server.url() + "/files/quick.txt"});
+    auto slow = stream.submit({f.server.url() + "/files/slow.bin"});
+    std::vector<std::size_t> order;
+    std::size_t follow_up = 0;
+    while (auto done = stream.next()) {
+        order.push_back(done->id);
+        REQUIRE(done->response.ok());
+        // What the quick answer reveals is asked while the slow one is still coming.
+        if (done->id == first) {
+            CHECK(done->response.body == "quick");
+            follow_up = stream.submit({f.server.url() + "/files/next.txt"});
+        }
+        if (done->id == follow_up && follow_up != 0) CHECK(done->response.body == "next");
+        if (done->id == slow) CHECK(done->response.body.size() == 20 * 1024);
+    }
+    INFO("order " << order[0] << " " << order[1] << " " << order[2] << "; slow " << slow << " first " << first << " follow-up " << follow_up);
+    CHECK(order == std::vector<std::size_t>{first, follow_up, slow});
+    CHECK(stream.outstanding() == 0);
+}
+
+TEST_CASE("a stream given up with a download in flight leaves no temp file behind") {
+    Fixture f;
+    f.server.add_fault("/files/blob.bin", {Fault::slow, -1, 0, 50});
+    auto dest = f.tree.path() / "out" / "blob.bin";
+    {
+        TransferStream stream(quick());
+        Request r{f.url};
+        r.dest = dest.string();
+        stream.submit(r);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    CHECK_FALSE(std::filesystem::exists(dest));
+    std::size_t left = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dest.parent_path())) left += e.path().filename().string().find(".part-") != std::string::npos;
+    CHECK(left == 0);
+}
+
+TEST_CASE("a stream of local files answers without the network, in order of submission") {
+    Fixture f;
+    f.tree.write("files/a.txt", "A");
+    TransferStream stream(quick());
+    auto a = stream.submit({"file://" + (f.tree.path() / "files/a.txt").string()});
+    auto missing = stream.submit({"file://" + (f.tree.path() / "files/none.txt").string()});
+    auto one = stream.next();
+    auto two = stream.next();
+    REQUIRE(one);
+    REQUIRE(two);
+    CHECK(one->id == a);
+    CHECK(one->response.body == "A");
+    CHECK(two->id == missing);
+    CHECK(two->response.status == 404);
+    CHECK_FALSE(stream.next());
 }

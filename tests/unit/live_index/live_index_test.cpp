@@ -3,6 +3,7 @@
 // only, Range support, wheels of tens of MB. What a resolve may cost there is asserted in bytes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -40,7 +41,7 @@ std::string read(const fs::path& p) {
 // Resolves `requirements` for python 3.10 on x86_64 manylinux_2_28 against the index, into
 // `lock_name` under `dir` (a new lock name: no earlier lock or resolve memo short-cuts the run).
 Resolve resolve(const LiveIndexServer& index, const fs::path& dir, const std::vector<std::string>& requirements,
-                const std::string& lock_name = "envlock.yaml", const std::string& target = kTarget) {
+                const std::string& lock_name = "envlock.yaml", const std::string& target = kTarget, const std::string& cache = "cache") {
     std::string spec = "spec:\n  name: live\n  python: \"3.10\"\n  indexes: [\"" + index.index_url() + "\"]\n  requirements:\n";
     for (const auto& r : requirements) spec += "    - {pypi: \"" + r + "\"}\n";
     write(dir / "spec.yaml", spec);
@@ -48,7 +49,7 @@ Resolve resolve(const LiveIndexServer& index, const fs::path& dir, const std::ve
     Resolve out;
     out.dir = dir;
     out.run = run_envlock({"resolve", (dir / "spec.yaml").string(), "-o", (dir / lock_name).string(), "--target",
-                           (dir / "target.yaml").string(), "--cache-dir", (dir / "cache").string()});
+                           (dir / "target.yaml").string(), "--cache-dir", (dir / cache).string()});
     out.lock = read(dir / lock_name);
     return out;
 }
@@ -146,4 +147,34 @@ TEST_CASE("live index: the torch spec costs under 2 MB and reads no other platfo
                              << ", metadata reads " << file_bytes);
     CHECK(file_bytes < (std::uint64_t(2) << 20));
     CHECK(page_bytes + file_bytes == index.bytes_served());
+}
+
+TEST_CASE("live index: the lock does not depend on the order the answers arrive in") {
+    // The closure asks for each page and metadata read as soon as it is known to be needed, so
+    // the answers come back in whatever order the server sends them. What is decided from them
+    // (which versions a window reaches, which are ruled out) is decided again when what it
+    // depends on arrives: the same index gives the same lock, byte for byte, in any order.
+    LiveIndexServer index;
+    fs::path dir = scratch_dir("live-order");
+    const std::vector<std::string> spec{"torch==2.1.2", "torchvision==0.16.2", "numpy<2", "numba==0.58.1", "yapf==0.40.1",
+                                        "mmengine==0.10.3"};
+    std::string first;
+    std::vector<std::vector<std::string>> orders;
+    for (std::uint32_t seed : {0u, 1u, 2u, 3u}) {
+        index.clear();
+        index.set_delays(seed, seed == 0 ? 0 : 60);   // each answer held back 0-60 ms, per seed
+        auto r = resolve(index, dir, spec, "lock-" + std::to_string(seed) + ".yaml", kGpuTarget, "cache-" + std::to_string(seed));
+        INFO("seed " << seed << ": " << r.run.err);
+        REQUIRE(r.run.exit_code == 0);
+        if (seed == 0) first = r.lock;
+        CHECK(r.lock == first);
+        orders.emplace_back();
+        for (const auto& s : index.served()) orders.back().push_back(s.path + " " + s.range);
+    }
+    index.set_delays(0, 0);
+    // The delays did change the order the requests were answered in, and not what was asked.
+    CHECK(orders[1] != orders[2]);
+    CHECK(orders[2] != orders[3]);
+    for (auto& order : orders) std::sort(order.begin(), order.end());
+    for (std::size_t k = 1; k < orders.size(); ++k) CHECK(orders[k] == orders[0]);
 }

@@ -347,6 +347,19 @@ TEST_CASE("an sdist whose PKG-INFO lists no Requires-Dist brings the requirement
     CHECK(r.run.err.find("sdist without core metadata") == std::string::npos);
 }
 
+TEST_CASE("-v lists each sdist downloaded whole to read its requirements, once; without -v it is not a note") {
+    auto r = resolve_spec_text("sdists-v", std::string(kPy38) + "    - {pypi: fvcore}\n", {"-v"});
+    REQUIRE_MESSAGE(r.run.exit_code == 0, r.run.err);
+    const std::string line = "downloaded the whole of ";
+    auto at = r.run.err.find(line);
+    REQUIRE_MESSAGE(at != std::string::npos, r.run.err);
+    auto end = r.run.err.find('\n', at);
+    std::string said = r.run.err.substr(at, end - at);
+    CHECK(said.find(".tar.gz") != std::string::npos);
+    CHECK(said.find("an sdist without core metadata") != std::string::npos);
+    CHECK(r.run.err.find("note: " + line) == std::string::npos);
+}
+
 namespace {
 
 // A git repository at `dir` with one commit tagged `tag` holding `files` (git on PATH, as the
