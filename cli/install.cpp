@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
 #include "cli/output.hpp"
+#include "cli/shared_flags.hpp"
 #include "fetch/files.hpp"
 #include "fetch/settings.hpp"
 #include "install/install.hpp"
@@ -217,13 +218,7 @@ void add_install(CLI::App& app, int& exit_code) {
             for (const auto& t : lock.targets) known += (known.empty() ? "" : ", ") + t.name;
             throw InputError(path + ": --target " + target + ": the lock has no such target (it has " + known + ")");
         }
-        fetch::CommandLineSettings settings;
-        if (f->jobs) settings.jobs = f->jobs;
-        // Absolute: source builds run in their checkout, where a relative path would name another folder.
-        if (!f->cache_dir.empty()) settings.cache_dir = std::filesystem::absolute(f->cache_dir).lexically_normal().string();
-        settings.mirrors = f->mirrors;
-        settings.mirrors_files = f->mirrors_files;
-        settings.offline = f->offline;
+        auto settings = download_settings(f->jobs, f->cache_dir, f->mirrors, f->mirrors_files, f->offline);
 
         install::InstallOptions o;
         o.fetch = fetch::load_fetch_context(settings);

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/lock_path.hpp"
 #include "cli/output.hpp"
+#include "cli/shared_flags.hpp"
 #include "fetch/files.hpp"
 #include "fetch/settings.hpp"
 #include "publish/lock_mirror.hpp"
@@ -67,12 +68,7 @@ void add_mirror(CLI::App& app, int& exit_code) {
             std::string path = lock_path(f->args[i]);
             locks.push_back({read_lock(read_text_file(path, "lock"), path), path});
         }
-        fetch::CommandLineSettings settings;
-        if (f->jobs) settings.jobs = f->jobs;
-        if (!f->cache_dir.empty()) settings.cache_dir = std::filesystem::absolute(f->cache_dir).lexically_normal().string();
-        settings.mirrors = f->mirrors;
-        settings.mirrors_files = f->mirrors_files;
-        settings.offline = f->offline;
+        auto settings = download_settings(f->jobs, f->cache_dir, f->mirrors, f->mirrors_files, f->offline);
         publish::MirrorOptions o;
         o.dir = f->args.back();
         o.fetch = fetch::load_fetch_context(settings);

@@ -1,11 +1,23 @@
 #include "cli/shared_flags.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "resolver/knowledge/knowledge.hpp"
 
 namespace envlock::cli {
+
+fetch::CommandLineSettings download_settings(int jobs, const std::string& cache_dir, const std::vector<std::string>& mirrors,
+                                             const std::vector<std::string>& mirrors_files, bool offline) {
+    fetch::CommandLineSettings settings;
+    if (jobs) settings.jobs = jobs;
+    if (!cache_dir.empty()) settings.cache_dir = std::filesystem::absolute(cache_dir).lexically_normal().string();
+    settings.mirrors = mirrors;
+    settings.mirrors_files = mirrors_files;
+    settings.offline = offline;
+    return settings;
+}
 
 void add_machine_flags(CLI::App* cmd, MachineFlags& f) {
     cmd->add_option("--gpu", f.gpus, "GPU to lock for, by name (\"RTX 4090\") or sm_XY; repeatable; replaces detected GPUs")->allow_extra_args(false);
